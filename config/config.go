@@ -1,0 +1,221 @@
+// Package config loads and checks toolgate.yaml: the dependencies, the tools
+// and their policies (CONTRACT.md section 2).
+//
+// Load reads a file, expands ${VAR} from the environment, fills in the
+// documented defaults and checks everything at once; Check returns every
+// problem it finds, each naming the file, the tool and the key.
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Defaults of CONTRACT.md section 2, used when a key is absent.
+const (
+	DefaultListen              = "127.0.0.1:8470"
+	DefaultStore               = "sqlite:toolgate.db"
+	DefaultConnectTimeout      = 2 * time.Second
+	DefaultReadTimeout         = 10 * time.Second
+	DefaultMaxAttempts         = 4
+	DefaultRetryBase           = time.Second
+	DefaultRetryCap            = 30 * time.Second
+	DefaultBreakerThreshold    = 5
+	DefaultBreakerCooldown     = 60 * time.Second
+	DefaultRetryBudgetRatio    = 0.2
+	DefaultRetryBudgetMin      = 3
+	DefaultMaxObservationBytes = 4096
+	DefaultApprovalTTL         = 24 * time.Hour
+	DefaultMaxBodyBytes        = 1 << 20
+)
+
+// Config is a loaded toolgate.yaml. The zero value of every field means its
+// documented default; Load and Normalize fill the defaults in.
+type Config struct {
+	// Listen is the server's address. Default 127.0.0.1:8470.
+	Listen string `yaml:"listen" json:"listen"`
+	// Store is "sqlite:PATH" (relative to the config file's directory),
+	// "postgres://...", or "memory". Default sqlite:toolgate.db.
+	Store string `yaml:"store" json:"store"`
+	// Auth lists the bearer keys of agent hosts. None means loopback-only
+	// development mode.
+	Auth Auth `yaml:"auth" json:"auth"`
+	// Dependencies are the services tools talk to, by name.
+	Dependencies map[string]*Dependency `yaml:"dependencies" json:"dependencies"`
+	// Tools are the actions the model may ask for, by name.
+	Tools map[string]*Tool `yaml:"tools" json:"tools"`
+	// ApprovalTTL is how long an approval stays valid. Default 24h.
+	ApprovalTTL Duration `yaml:"approval_ttl" json:"approval_ttl"`
+	// MaxBodyBytes bounds a request body on the server. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+
+	// Path is the file the config was loaded from ("" when built in Go).
+	Path string `yaml:"-" json:"-"`
+	// Version is a hash of the loaded config: approvals bind to it.
+	Version string `yaml:"-" json:"-"`
+}
+
+// Auth holds the API keys.
+type Auth struct {
+	Keys []Key `yaml:"keys" json:"keys"`
+}
+
+// Key is one agent host's bearer key.
+type Key struct {
+	Name string `yaml:"name" json:"name"`
+	Key  string `yaml:"key" json:"-"`
+	// Principal, when set, is the principal of runs opened implicitly with
+	// this key (MCP sessions).
+	Principal *types.Principal `yaml:"principal" json:"principal,omitempty"`
+}
+
+// Dependency is one service that tools talk to; it has one circuit breaker.
+type Dependency struct {
+	Name    string            `yaml:"-" json:"name"`
+	BaseURL string            `yaml:"base_url" json:"base_url"`
+	Headers map[string]string `yaml:"headers" json:"-"`
+	Breaker Breaker           `yaml:"breaker" json:"breaker"`
+	// RetryBudget bounds retries against this dependency.
+	RetryBudget RetryBudget `yaml:"retry_budget" json:"retry_budget"`
+}
+
+// Breaker configures a dependency's circuit breaker.
+type Breaker struct {
+	// Threshold is how many consecutive transient failures open it. Default 5.
+	Threshold int `yaml:"threshold" json:"threshold"`
+	// Cooldown is how long it stays open before one probe. Default 60s.
+	Cooldown Duration `yaml:"cooldown" json:"cooldown"`
+}
+
+// RetryBudget caps retries to a share of recent calls.
+type RetryBudget struct {
+	// Ratio is the share of recent calls that may be retries. Default 0.2.
+	Ratio float64 `yaml:"ratio" json:"ratio"`
+	// MinRetries are allowed at any time regardless of Ratio. Default 3.
+	MinRetries int `yaml:"min_retries" json:"min_retries"`
+}
+
+// Tool is one action the model may ask for.
+type Tool struct {
+	Name        string `yaml:"-" json:"name"`
+	Description string `yaml:"description" json:"description"`
+	// Dependency names the service the tool talks to. Go-function tools may
+	// leave it empty (their breaker is then named after the tool).
+	Dependency string `yaml:"dependency" json:"dependency,omitempty"`
+	// Request is how an HTTP tool's call becomes a request.
+	Request *Request `yaml:"request" json:"request,omitempty"`
+	// Effect is read, idempotent or write. Default write.
+	Effect types.Effect `yaml:"effect" json:"effect"`
+	// Permission the principal must hold ("" = none needed).
+	Permission string `yaml:"permission" json:"permission,omitempty"`
+	// InputSchema is a JSON Schema (2020-12) for the arguments.
+	InputSchema map[string]any `yaml:"input_schema" json:"input_schema,omitempty"`
+	// OutputSchema, when set, is advertised to MCP clients.
+	OutputSchema map[string]any `yaml:"output_schema" json:"output_schema,omitempty"`
+	Timeout      Timeout        `yaml:"timeout" json:"timeout"`
+	Retry        Retry          `yaml:"retry" json:"retry"`
+	Idempotency  Idempotency    `yaml:"idempotency" json:"idempotency"`
+	// Rules are CEL rules evaluated in order after the permission check.
+	Rules []Rule `yaml:"rules" json:"rules,omitempty"`
+	// Owner checks that the object belongs to the principal.
+	Owner *Lookup `yaml:"owner" json:"owner,omitempty"`
+	// Verify is the read that settles an unknown outcome.
+	Verify *Lookup `yaml:"verify" json:"verify,omitempty"`
+	// State maps state keys to CEL expressions applied on success.
+	State map[string]string `yaml:"state" json:"state,omitempty"`
+	// MaxObservationBytes bounds the observation text. Default 4096.
+	MaxObservationBytes int `yaml:"max_observation_bytes" json:"max_observation_bytes"`
+
+	// Func, when set, makes this a Go-function tool: it is called instead of
+	// an HTTP request. Set through the library API, never from YAML.
+	Func Func `yaml:"-" json:"-"`
+}
+
+// Func is a Go-function tool. args is the JSON object of arguments (numbers
+// exact); the returned value is encoded as the result's data. A returned
+// error is the tool's failure: a *FuncError says how to classify it, any
+// other error is an upstream_error that is not retried for writes.
+type Func func(ctx context.Context, args json.RawMessage) (any, error)
+
+// FuncError lets a Go-function tool say what kind of failure it had.
+type FuncError struct {
+	// Code is the outcome code (rejected, upstream_error, rate_limited, ...).
+	Code types.Code
+	// Message is shown to the model.
+	Message string
+	// Transient marks the failure as worth retrying when repeating is safe.
+	Transient bool
+	// RetryAfter, when set, is honoured before the next attempt.
+	RetryAfter time.Duration
+}
+
+// Error implements error.
+func (e *FuncError) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Request maps a call to an HTTP request.
+type Request struct {
+	// Method is GET, POST, PUT, PATCH or DELETE.
+	Method string `yaml:"method" json:"method"`
+	// Path is a template: "/orders/{order_id}". Arguments used in the path
+	// are not sent again; GET and DELETE send the rest as the query string,
+	// other methods as a JSON body.
+	Path string `yaml:"path" json:"path"`
+}
+
+// Timeout bounds each phase of one attempt.
+type Timeout struct {
+	// Connect bounds dialling (and TLS). Default 2s.
+	Connect Duration `yaml:"connect" json:"connect"`
+	// Read bounds the time from the request being sent to the whole response
+	// being read. Default 10s.
+	Read Duration `yaml:"read" json:"read"`
+}
+
+// Retry is a tool's retry policy.
+type Retry struct {
+	// MaxAttempts counts the first attempt too. Default 4.
+	MaxAttempts int `yaml:"max_attempts" json:"max_attempts"`
+	// Base is the first backoff. Default 1s.
+	Base Duration `yaml:"base" json:"base"`
+	// Cap bounds any one backoff. Default 30s.
+	Cap Duration `yaml:"cap" json:"cap"`
+}
+
+// Idempotency says how a write's operation key is made and sent.
+type Idempotency struct {
+	// Key is a template for the operation key. Default: a hash of
+	// (run id, tool, canonical args).
+	Key string `yaml:"key" json:"key,omitempty"`
+	// Header, when set, carries the key to a dependency that honours it;
+	// retrying a write after an unknown outcome is then safe.
+	Header string `yaml:"header" json:"header,omitempty"`
+}
+
+// Rule is one CEL business rule.
+type Rule struct {
+	// Deny is a CEL expression; true refuses the call.
+	Deny string `yaml:"deny" json:"deny"`
+	// Code is the outcome code of the refusal. Default "rule_denied".
+	Code string `yaml:"code" json:"code"`
+	// Message is a template shown to the model.
+	Message string `yaml:"message" json:"message"`
+	// Approval holds the call for a person's decision instead of refusing.
+	Approval bool `yaml:"approval" json:"approval,omitempty"`
+}
+
+// Lookup calls another (read) tool with arguments built from CEL
+// expressions, then judges its result with a CEL expression.
+type Lookup struct {
+	// Lookup names the read tool.
+	Lookup string `yaml:"lookup" json:"lookup"`
+	// Args maps the lookup's argument names to CEL expressions over args,
+	// principal and state.
+	Args map[string]string `yaml:"args" json:"args"`
+	// Expect (owner) must be true for the principal to own the object.
+	Expect string `yaml:"expect" json:"expect,omitempty"`
+	// Found (verify) is true when the write is seen to have happened.
+	Found string `yaml:"found" json:"found,omitempty"`
+}

@@ -1,0 +1,112 @@
+// Package store defines where toolgate keeps its records: runs, the
+// execution log (one row per call) and the operation ledger that makes a
+// write happen at most once.
+//
+// One interface, one package per backend (store/memory, store/sqlite,
+// store/postgres), and one conformance suite (store/storetest) that every
+// backend passes. The database, not a mutex, is the arbiter of "exactly once":
+// an operation key is unique in the ledger.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Sentinel errors every backend returns (wrapped or not) for these conditions.
+var (
+	// ErrNotFound: no run or operation with that id or key.
+	ErrNotFound = errors.New("store: not found")
+	// ErrRunExists: CreateRun with an id that is taken.
+	ErrRunExists = errors.New("store: run already exists")
+	// ErrVersionConflict: a Commit with a state update named a run version
+	// that is no longer current. Re-read the run, apply again, commit again.
+	ErrVersionConflict = errors.New("store: run version conflict")
+	// ErrStepBudget: AdmitStep on a run whose max_steps are all taken.
+	ErrStepBudget = errors.New("store: step budget exhausted")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Store is the durable home of runs, executions and operations. Every method
+// takes ctx first and is safe for concurrent use.
+type Store interface {
+	// CreateRun inserts a new run (Step and Version 0). ErrRunExists if the id
+	// is taken.
+	CreateRun(ctx context.Context, run *types.Run) error
+	// GetRun returns a copy of the run, or ErrNotFound.
+	GetRun(ctx context.Context, id string) (*types.Run, error)
+	// AdmitStep atomically takes the run's next step number (1, 2, ...).
+	// ErrStepBudget when MaxSteps > 0 and all are taken; ErrNotFound when the
+	// run does not exist.
+	AdmitStep(ctx context.Context, runID string) (int64, error)
+
+	// BeginOperation records op as OpStarted if no operation has its key and
+	// returns (nil, true). If the key exists it changes nothing and returns
+	// (existing, false): the caller decides (replay, wait, verify, conflict).
+	// The record is durable before BeginOperation returns.
+	BeginOperation(ctx context.Context, op *types.Operation) (existing *types.Operation, began bool, err error)
+	// GetOperation returns the operation with that key, or ErrNotFound.
+	GetOperation(ctx context.Context, key string) (*types.Operation, error)
+	// ClaimOperation moves an OpUnknown operation back to OpStarted under a
+	// new owner and lease, so that exactly one caller re-executes it. It
+	// returns false when the operation is not OpUnknown any more.
+	ClaimOperation(ctx context.Context, key, owner string, leaseUntil time.Time) (bool, error)
+	// ExpireLeases turns every OpStarted operation whose lease ended before
+	// now into OpUnknown, and returns how many it turned.
+	ExpireLeases(ctx context.Context, now time.Time) (int, error)
+	// AbandonOwner turns every OpStarted operation of owner into OpUnknown
+	// (crash recovery of a process that restarts under the same owner name,
+	// or of every owner when owner is ""). It returns how many it turned.
+	AbandonOwner(ctx context.Context, owner string) (int, error)
+	// ListOperations returns operations in the given status, oldest first.
+	ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error)
+
+	// Commit writes, in one transaction, the execution row, the operation's
+	// new status (if c.Operation is set) and the run's step into history: the
+	// run's Version is incremented and, when c.NewState is set, its State
+	// replaced, provided the run is still at c.ExpectVersion (else
+	// ErrVersionConflict and nothing is written). On success
+	// c.Execution.ID and c.Execution.Version are filled in. Nothing is
+	// answered before the transaction is durable.
+	Commit(ctx context.Context, c *Commit) error
+
+	// ListExecutions returns execution rows, newest first unless
+	// f.Ascending.
+	ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]types.Execution, error)
+	// Prune deletes executions that finished before cutoff and completed
+	// operations last updated before cutoff; started and unknown operations
+	// are never pruned. It returns the rows deleted.
+	Prune(ctx context.Context, cutoff time.Time) (int64, error)
+
+	// Ping answers nil when the store can serve.
+	Ping(ctx context.Context) error
+	// Close releases the store; later calls fail with ErrClosed.
+	Close() error
+}
+
+// Commit is one call's records, written all together or not at all.
+type Commit struct {
+	// Execution is the call's monitoring row. Required.
+	Execution *types.Execution
+	// Operation, when set, settles the ledger record of the call's operation.
+	Operation *OperationUpdate
+	// NewState, when set, replaces the run's state; the commit then fails
+	// with ErrVersionConflict unless the run is at ExpectVersion.
+	NewState      json.RawMessage
+	ExpectVersion int64
+}
+
+// OperationUpdate is the new status (and result) of a ledger record.
+type OperationUpdate struct {
+	Key    string
+	Status types.OpStatus
+	// Result is the envelope to store with OpCompleted (and OpUnknown, to
+	// show what the caller was told).
+	Result json.RawMessage
+	At     time.Time
+}

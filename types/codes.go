@@ -1,0 +1,93 @@
+package types
+
+// Code is a stable, machine-readable outcome code. The zero value is never
+// used on a result; a successful call has the code CodeOK in its execution row
+// and no error in its envelope.
+type Code string
+
+// Outcome codes. The strings are part of the contract (CONTRACT.md section 4)
+// and never change.
+const (
+	CodeOK                    Code = "ok"
+	CodeUnknownTool           Code = "unknown_tool"
+	CodeMissingArguments      Code = "missing_arguments"
+	CodeUnknownArguments      Code = "unknown_arguments"
+	CodeWrongType             Code = "wrong_type"
+	CodeInvalidArgument       Code = "invalid_argument"
+	CodeForbidden             Code = "forbidden"
+	CodeNotOwner              Code = "not_owner"
+	CodeConnectFailed         Code = "connect_failed"
+	CodeConnectTimeout        Code = "connect_timeout"
+	CodeTimeoutUnknownOutcome Code = "timeout_unknown_outcome"
+	CodeUnknownOutcome        Code = "unknown_outcome"
+	CodeRateLimited           Code = "rate_limited"
+	CodeUpstreamError         Code = "upstream_error"
+	CodeRejected              Code = "rejected"
+	CodeCircuitOpen           Code = "circuit_open"
+	CodeDuplicateInFlight     Code = "duplicate_in_flight"
+	CodeIdempotencyConflict   Code = "idempotency_conflict"
+	CodeApprovalRequired      Code = "approval_required"
+	CodeApprovalDenied        Code = "approval_denied"
+	CodeStepBudgetExhausted   Code = "step_budget_exhausted"
+	CodeInternalError         Code = "internal_error"
+
+	// Gateway refusals, answered with a 4xx/5xx status by the server.
+	CodeBadRequest      Code = "bad_request"
+	CodeUnauthorized    Code = "unauthorized"
+	CodeNotFound        Code = "not_found"
+	CodeRunExists       Code = "run_exists"
+	CodeBodyTooLarge    Code = "body_too_large"
+	CodeUnsupportedType Code = "unsupported_media_type"
+	CodeUnavailable     Code = "unavailable"
+)
+
+// Retryable reports whether a repeat of the same call may succeed without any
+// change by the caller. Only transient dependency failures are retryable;
+// a rule code (a Code not listed here) is not.
+func (c Code) Retryable() bool {
+	switch c {
+	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError:
+		return true
+	}
+	return false
+}
+
+// Effect says whether repeating a tool's action is safe.
+type Effect string
+
+// The three effects. A tool whose effect is not declared is a write: the safe
+// assumption.
+const (
+	EffectRead       Effect = "read"
+	EffectIdempotent Effect = "idempotent"
+	EffectWrite      Effect = "write"
+)
+
+// SafeToRepeat reports whether running the action twice leaves the same end
+// state as running it once.
+func (e Effect) SafeToRepeat() bool { return e == EffectRead || e == EffectIdempotent }
+
+// SideEffect says what the world holds after a call.
+type SideEffect string
+
+// The three side-effect states of CONTRACT.md section 3.
+const (
+	SideEffectNone      SideEffect = "none"
+	SideEffectCommitted SideEffect = "committed"
+	SideEffectUnknown   SideEffect = "unknown"
+)
+
+// Next is the machine-readable advice of an observation.
+type Next string
+
+// The advice values of CONTRACT.md section 3.
+const (
+	NextContinue     Next = "continue"
+	NextFixArgs      Next = "fix_args"
+	NextRetry        Next = "retry"
+	NextWait         Next = "wait"
+	NextVerify       Next = "verify"
+	NextUseOtherTool Next = "use_other_tool"
+	NextEscalate     Next = "escalate"
+	NextStop         Next = "stop"
+)
