@@ -33,3 +33,12 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 
 // MarshalJSON writes the duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalYAML reads a duration string from YAML.
+func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err != nil {
+		return fmt.Errorf("want a duration string such as 5s")
+	}
+	return d.UnmarshalText([]byte(s))
+}

@@ -1,0 +1,111 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func load(t *testing.T, dir string, vars map[string]string) (*Config, error) {
+	t.Helper()
+	path := filepath.Join("testdata", dir, "toolgate.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Parse(raw, path, env(vars))
+}
+
+func TestLoadContractExample(t *testing.T) {
+	cfg, err := load(t, "refunds", map[string]string{"TOOLGATE_KEY": "0123456789abcdef0123", "PAYMENTS_TOKEN": "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := cfg.Tools["issue_refund"]
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"env expanded in headers", cfg.Dependencies["payments"].Headers["Authorization"], "Bearer tok"},
+		{"env expanded in keys", cfg.Auth.Keys[0].Key, "0123456789abcdef0123"},
+		{"relative sqlite path anchored at the config", cfg.Store, "sqlite:" + filepath.Join("testdata", "refunds", "toolgate.db")},
+		{"read timeout", refund.Timeout.Read.D(), 5 * time.Second},
+		{"connect timeout", refund.Timeout.Connect.D(), 2 * time.Second},
+		{"default read timeout", cfg.Tools["list_refunds"].Timeout.Read.D(), DefaultReadTimeout},
+		{"default effect is write", cfg.Tools["issue_refund"].Effect, "write"},
+		{"name filled in", refund.Name, "issue_refund"},
+		{"rule code", refund.Rules[0].Code, "over_limit"},
+		{"verify lookup", refund.Verify.Lookup, "list_refunds"},
+		{"state expressions", refund.State["refunded_paise"], "state.refunded_paise + args.amount_paise"},
+		{"breaker cooldown", cfg.Dependencies["payments"].Breaker.Cooldown.D(), time.Minute},
+		{"default retry budget", cfg.Dependencies["payments"].RetryBudget.MinRetries, 3},
+		{"observation bytes default", refund.MaxObservationBytes, 4096},
+		{"method upper-cased", cfg.Tools["get_order"].Request.Method, "GET"},
+	}
+	for _, tt := range tests {
+		if fmt.Sprint(tt.got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if cfg.Version == "" {
+		t.Error("config version hash is empty")
+	}
+	if _, ok := refund.InputSchema["properties"].(map[string]any)["amount_paise"].(map[string]any)["minimum"].(interface{ Int64() (int64, error) }); !ok {
+		t.Errorf("schema numbers are not json.Number: %#v", refund.InputSchema["properties"])
+	}
+}
+
+func TestLoadMissingEnvNamesEveryVariable(t *testing.T) {
+	_, err := load(t, "refunds", nil)
+	if err == nil {
+		t.Fatal("want an error for unset variables")
+	}
+	for _, want := range []string{"TOOLGATE_KEY", "PAYMENTS_TOKEN"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+}
+
+func TestLoadListsEveryProblem(t *testing.T) {
+	_, err := load(t, "bad", nil)
+	if err == nil {
+		t.Fatal("want problems")
+	}
+	var p *Problem
+	if !errors.As(err, &p) {
+		t.Fatalf("not a *Problem: %T", err)
+	}
+	for _, want := range []string{
+		"store: \"mysql://nope\" is not a store",
+		"auth.keys[0].key: a key must be at least 16",
+		"dependencies.payments.base_url",
+		"tools.refund.description",
+		"tools.refund.effect: \"sometimes\"",
+		"tools.refund.dependency: no dependency named \"billing\"",
+		"tools.refund.request.method: \"FETCH\"",
+		"tools.refund.request.path: \"refunds\" must start with /",
+		"tools.refund.retry.max_attempts: 50",
+		"tools.refund.verify.lookup: no tool named \"nothing\"",
+		"tools.refund.verify.found",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing problem %q in:\n%v", want, err)
+		}
+	}
+}
+
+func TestLoadRejectsUnknownKeys(t *testing.T) {
+	_, err := Parse([]byte("tools:\n  t:\n    descripton: typo\n"), "x.yaml", env(nil))
+	if err == nil || !strings.Contains(err.Error(), "descripton") {
+		t.Fatalf("want an error naming the unknown key, got %v", err)
+	}
+}

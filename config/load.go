@@ -1,0 +1,383 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Problem is one thing wrong with a config: where (the file and a dotted key
+// path such as tools.issue_refund.timeout.read) and why.
+type Problem struct {
+	File string
+	Key  string
+	Why  string
+}
+
+// Error formats "file: key: why".
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		b.WriteString(": ")
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Why)
+	return b.String()
+}
+
+// Load reads a toolgate.yaml, expands ${VAR} from the environment, fills in
+// the defaults and checks the structure. The error, when not nil, lists every
+// problem found (errors.Join of *Problem).
+func Load(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(raw, path, os.LookupEnv)
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Parse is Load on bytes: path only names the file in problems and anchors a
+// relative sqlite path; lookup resolves ${VAR}.
+func Parse(raw []byte, path string, lookup func(string) (string, bool)) (*Config, error) {
+	var missing []string
+	expanded := envRef.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(envRef.FindSubmatch(m)[1])
+		v, ok := lookup(name)
+		if !ok {
+			missing = append(missing, name)
+			return nil
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		var errs []error
+		for _, name := range dedupe(missing) {
+			errs = append(errs, &Problem{File: path, Why: fmt.Sprintf("environment variable %s is not set (referenced as ${%s})", name, name)})
+		}
+		return nil, errors.Join(errs...)
+	}
+	cfg := &Config{}
+	if err := yaml.UnmarshalWithOptions(expanded, cfg, yaml.Strict()); err != nil {
+		return nil, &Problem{File: path, Why: "not a valid toolgate config:\n" + yaml.FormatError(err, false, true)}
+	}
+	cfg.Path = path
+	sum := sha256.Sum256(expanded)
+	cfg.Version = hex.EncodeToString(sum[:8])
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Normalize fills in names and defaults and checks the structure of a config
+// built in Go or loaded from YAML. It returns every problem at once. It is
+// safe to call more than once.
+func (c *Config) Normalize() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Problem{File: c.Path, Key: key, Why: fmt.Sprintf(format, args...)})
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Store == "" {
+		c.Store = DefaultStore
+	}
+	switch {
+	case c.Store == "memory":
+	case strings.HasPrefix(c.Store, "sqlite:"):
+		p := strings.TrimPrefix(c.Store, "sqlite:")
+		if p == "" {
+			bad("store", "sqlite: needs a file path (sqlite:toolgate.db)")
+		} else if !filepath.IsAbs(p) && c.Path != "" && p != ":memory:" {
+			c.Store = "sqlite:" + filepath.Join(filepath.Dir(c.Path), p)
+		}
+	case strings.HasPrefix(c.Store, "postgres://"), strings.HasPrefix(c.Store, "postgresql://"):
+	default:
+		bad("store", "%q is not a store: use sqlite:PATH, postgres://user@host/db or memory", c.Store)
+	}
+	if c.ApprovalTTL == 0 {
+		c.ApprovalTTL = Duration(DefaultApprovalTTL)
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	} else if c.MaxBodyBytes < 1024 {
+		bad("max_body_bytes", "%d is too small (at least 1024)", c.MaxBodyBytes)
+	}
+	names := map[string]bool{}
+	for i, k := range c.Auth.Keys {
+		key := fmt.Sprintf("auth.keys[%d]", i)
+		if k.Name == "" {
+			bad(key+".name", "every key needs a name (it owns the runs it creates)")
+		} else if names[k.Name] {
+			bad(key+".name", "name %q is used twice", k.Name)
+		}
+		names[k.Name] = true
+		if len(k.Key) < 16 {
+			bad(key+".key", "a key must be at least 16 characters (got %d)", len(k.Key))
+		}
+	}
+	if c.Dependencies == nil {
+		c.Dependencies = map[string]*Dependency{}
+	}
+	for _, name := range sortedKeys(c.Dependencies) {
+		d := c.Dependencies[name]
+		key := "dependencies." + name
+		if d == nil {
+			bad(key, "empty dependency")
+			continue
+		}
+		d.Name = name
+		if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
+			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
+		}
+		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
+		if d.Breaker.Threshold == 0 {
+			d.Breaker.Threshold = DefaultBreakerThreshold
+		} else if d.Breaker.Threshold < 0 {
+			bad(key+".breaker.threshold", "must be at least 1")
+		}
+		if d.Breaker.Cooldown == 0 {
+			d.Breaker.Cooldown = Duration(DefaultBreakerCooldown)
+		}
+		if d.RetryBudget.Ratio == 0 {
+			d.RetryBudget.Ratio = DefaultRetryBudgetRatio
+		} else if d.RetryBudget.Ratio < 0 || d.RetryBudget.Ratio > 1 {
+			bad(key+".retry_budget.ratio", "%v must be between 0 and 1", d.RetryBudget.Ratio)
+		}
+		if d.RetryBudget.MinRetries == 0 {
+			d.RetryBudget.MinRetries = DefaultRetryBudgetMin
+		}
+	}
+	if c.Tools == nil {
+		c.Tools = map[string]*Tool{}
+	}
+	for _, name := range sortedKeys(c.Tools) {
+		t := c.Tools[name]
+		key := "tools." + name
+		if t == nil {
+			bad(key, "empty tool")
+			continue
+		}
+		t.Name = name
+		for _, e := range t.normalize(c) {
+			e.File, e.Key = c.Path, key+joinKey(e.Key)
+			errs = append(errs, e)
+		}
+	}
+	if len(c.Tools) == 0 {
+		bad("tools", "no tools are declared")
+	}
+	if c.Version == "" {
+		b, _ := json.Marshal(c)
+		sum := sha256.Sum256(b)
+		c.Version = hex.EncodeToString(sum[:8])
+	}
+	return errors.Join(errs...)
+}
+
+func joinKey(k string) string {
+	if k == "" || strings.HasPrefix(k, "[") {
+		return k
+	}
+	return "." + k
+}
+
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func (t *Tool) normalize(c *Config) []*Problem {
+	var ps []*Problem
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, &Problem{Key: key, Why: fmt.Sprintf(format, args...)})
+	}
+	if !toolName.MatchString(t.Name) {
+		bad("", "tool names must be 1-64 letters, digits, _ or - (model APIs require it)")
+	}
+	if t.Description == "" {
+		bad("description", "a tool needs a description: it is what the model reads to choose it")
+	}
+	switch t.Effect {
+	case "":
+		t.Effect = "write"
+	case "read", "idempotent", "write":
+	default:
+		bad("effect", "%q is not an effect: use read, idempotent or write", t.Effect)
+	}
+	if t.Func == nil {
+		if t.Dependency == "" {
+			bad("dependency", "an HTTP tool needs a dependency")
+		} else if c.Dependencies[t.Dependency] == nil {
+			bad("dependency", "no dependency named %q (have: %s)", t.Dependency, strings.Join(sortedKeys(c.Dependencies), ", "))
+		}
+		if t.Request == nil {
+			bad("request", "an HTTP tool needs request: {method, path}")
+		} else {
+			t.Request.Method = strings.ToUpper(t.Request.Method)
+			switch t.Request.Method {
+			case "":
+				t.Request.Method = "POST"
+			case "GET", "POST", "PUT", "PATCH", "DELETE":
+			default:
+				bad("request.method", "%q is not supported (GET, POST, PUT, PATCH, DELETE)", t.Request.Method)
+			}
+			if !strings.HasPrefix(t.Request.Path, "/") {
+				bad("request.path", "%q must start with /", t.Request.Path)
+			}
+		}
+	} else if t.Dependency != "" && c.Dependencies[t.Dependency] == nil {
+		// A Go tool may name a dependency only for its breaker.
+		c.Dependencies[t.Dependency] = &Dependency{Name: t.Dependency,
+			Breaker:     Breaker{Threshold: DefaultBreakerThreshold, Cooldown: Duration(DefaultBreakerCooldown)},
+			RetryBudget: RetryBudget{Ratio: DefaultRetryBudgetRatio, MinRetries: DefaultRetryBudgetMin}}
+	}
+	if t.Timeout.Connect == 0 {
+		t.Timeout.Connect = Duration(DefaultConnectTimeout)
+	}
+	if t.Timeout.Read == 0 {
+		t.Timeout.Read = Duration(DefaultReadTimeout)
+	}
+	if t.Retry.MaxAttempts == 0 {
+		t.Retry.MaxAttempts = DefaultMaxAttempts
+	} else if t.Retry.MaxAttempts < 0 || t.Retry.MaxAttempts > 20 {
+		bad("retry.max_attempts", "%d must be between 1 and 20", t.Retry.MaxAttempts)
+	}
+	if t.Retry.Base == 0 {
+		t.Retry.Base = Duration(DefaultRetryBase)
+	}
+	if t.Retry.Cap == 0 {
+		t.Retry.Cap = Duration(DefaultRetryCap)
+	}
+	if t.Retry.Cap < t.Retry.Base {
+		bad("retry.cap", "%s is below retry.base %s", t.Retry.Cap, t.Retry.Base)
+	}
+	if t.MaxObservationBytes == 0 {
+		t.MaxObservationBytes = DefaultMaxObservationBytes
+	} else if t.MaxObservationBytes < 256 {
+		bad("max_observation_bytes", "%d is too small to say anything useful (at least 256)", t.MaxObservationBytes)
+	}
+	if t.Idempotency.Header != "" && t.Effect != "write" && t.Effect != "idempotent" {
+		bad("idempotency.header", "only writes send an idempotency key (effect is %s)", t.Effect)
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
+	} else {
+		s, err := jsonNumbers(t.InputSchema)
+		if err != nil {
+			bad("input_schema", "%v", err)
+		} else {
+			t.InputSchema = s
+		}
+	}
+	if t.OutputSchema != nil {
+		if s, err := jsonNumbers(t.OutputSchema); err != nil {
+			bad("output_schema", "%v", err)
+		} else {
+			t.OutputSchema = s
+		}
+	}
+	for i, r := range t.Rules {
+		if r.Deny == "" {
+			bad(fmt.Sprintf("rules[%d].deny", i), "a rule needs a deny expression")
+		}
+		if r.Code == "" {
+			if r.Approval {
+				t.Rules[i].Code = "approval_required"
+			} else {
+				t.Rules[i].Code = "rule_denied"
+			}
+		}
+		if r.Message == "" {
+			bad(fmt.Sprintf("rules[%d].message", i), "a rule needs a message telling the model what to do instead")
+		}
+	}
+	for _, l := range []struct {
+		key  string
+		l    *Lookup
+		want string
+	}{{"owner", t.Owner, t.Owner.expect()}, {"verify", t.Verify, t.Verify.found()}} {
+		if l.l == nil {
+			continue
+		}
+		if l.l.Lookup == "" {
+			bad(l.key+".lookup", "names the read tool to call")
+		} else if lt := c.Tools[l.l.Lookup]; lt == nil {
+			bad(l.key+".lookup", "no tool named %q", l.l.Lookup)
+		} else if lt.Effect != "read" {
+			bad(l.key+".lookup", "%q must have effect read", l.l.Lookup)
+		}
+		if l.want == "" {
+			word := map[string]string{"owner": "expect", "verify": "found"}[l.key]
+			bad(l.key+"."+word, "a CEL expression over result is required")
+		}
+	}
+	return ps
+}
+
+func (l *Lookup) expect() string {
+	if l == nil {
+		return ""
+	}
+	return l.Expect
+}
+
+func (l *Lookup) found() string {
+	if l == nil {
+		return ""
+	}
+	return l.Found
+}
+
+// jsonNumbers turns YAML-decoded values into what a JSON decoder would have
+// produced (maps of string keys, json.Number numbers).
+func jsonNumbers(v map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("not representable as JSON: %v", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var out map[string]any
+	if err := d.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ToolNames returns the tool names, sorted.
+func (c *Config) ToolNames() []string { return sortedKeys(c.Tools) }
