@@ -172,6 +172,9 @@ type Timeout struct {
 	// Read bounds the time from the request being sent to the whole response
 	// being read. Default 10s.
 	Read Duration `yaml:"read" json:"read"`
+	// Total bounds the whole call: every attempt and every backoff. Default:
+	// max_attempts x (connect + read) plus twice the un-jittered backoffs.
+	Total Duration `yaml:"total" json:"total"`
 }
 
 // Retry is a tool's retry policy.

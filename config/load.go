@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -277,6 +278,9 @@ func (t *Tool) normalize(c *Config) []*Problem {
 	if t.Retry.Cap < t.Retry.Base {
 		bad("retry.cap", "%s is below retry.base %s", t.Retry.Cap, t.Retry.Base)
 	}
+	if t.Timeout.Total == 0 {
+		t.Timeout.Total = Duration(t.defaultTotal())
+	}
 	if t.MaxObservationBytes == 0 {
 		t.MaxObservationBytes = DefaultMaxObservationBytes
 	} else if t.MaxObservationBytes < 256 {
@@ -381,3 +385,19 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // ToolNames returns the tool names, sorted.
 func (c *Config) ToolNames() []string { return sortedKeys(c.Tools) }
+
+// defaultTotal is every attempt's connect and read time plus twice the
+// un-jittered backoffs between them (jitter stretches a wait to 1.5x at most).
+func (t *Tool) defaultTotal() time.Duration {
+	n := t.Retry.MaxAttempts
+	if n < 1 {
+		n = 1
+	}
+	total := time.Duration(n) * (t.Timeout.Connect.D() + t.Timeout.Read.D())
+	wait := t.Retry.Base.D()
+	for i := 1; i < n; i++ {
+		total += 2 * min(wait, t.Retry.Cap.D())
+		wait *= 2
+	}
+	return total
+}

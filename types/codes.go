@@ -19,6 +19,9 @@ const (
 	CodeConnectFailed         Code = "connect_failed"
 	CodeConnectTimeout        Code = "connect_timeout"
 	CodeTimeoutUnknownOutcome Code = "timeout_unknown_outcome"
+	// CodeTimeout is a read or idempotent tool's answer not arriving in time:
+	// safe to repeat (an extension of the contract's list).
+	CodeTimeout Code = "timeout"
 	CodeUnknownOutcome        Code = "unknown_outcome"
 	CodeRateLimited           Code = "rate_limited"
 	CodeUpstreamError         Code = "upstream_error"
@@ -46,7 +49,7 @@ const (
 // a rule code (a Code not listed here) is not.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError:
+	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout:
 		return true
 	}
 	return false

@@ -1,0 +1,218 @@
+// Package observe is stage 5 of the pipeline: it writes the observation, the
+// one text the model reads before its next decision, and the
+// machine-readable advice beside it (meta.next, meta.retry_after_ms,
+// meta.verify_with, meta.omitted).
+//
+// Every observation follows three rules: say what happened, specifically
+// (codes, counts, ids, amounts); say what to do next; say what was left out.
+package observe
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Facts are what the pipeline knows beyond the envelope itself.
+type Facts struct {
+	// Effect of the tool ("" when the tool is unknown).
+	Effect types.Effect
+	// Dependency is the service the tool talks to ("" for Go tools).
+	Dependency string
+	// ReadTimeout is the tool's read timeout, for timeout wording.
+	ReadTimeout time.Duration
+	// VerifyWith names the read tool that can settle an unknown outcome.
+	VerifyWith string
+	// RetryAfter is when the model may try again (wait advice).
+	RetryAfter time.Duration
+	// Status is the dependency's HTTP status, when it answered.
+	Status int
+	// CompletedAt is when a replayed operation first completed.
+	CompletedAt time.Time
+	// Verified says a verify read settled an unknown outcome.
+	Verified bool
+	// Note is an extra sentence appended to the observation (e.g. a state
+	// update that could not be applied).
+	Note string
+	// MaxBytes bounds the observation text; 0 means 4096.
+	MaxBytes int
+	// RuleNext overrides the advice for a rule refusal.
+	RuleNext types.Next
+}
+
+// Annotate fills in res.Observation and the advice fields of res.Meta.
+func Annotate(res *types.Result, f *Facts) {
+	if f.MaxBytes <= 0 {
+		f.MaxBytes = 4096
+	}
+	m := &res.Meta
+	m.Next, m.RetryAfterMS, m.VerifyWith = advice(res, f)
+	var b strings.Builder
+	if res.OK {
+		success(&b, res, f)
+	} else {
+		failure(&b, res, f)
+	}
+	if f.Note != "" {
+		b.WriteString(" ")
+		b.WriteString(f.Note)
+	}
+	res.Observation = b.String()
+}
+
+func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
+	ms := func(d time.Duration) int64 {
+		if d <= 0 {
+			return 1000
+		}
+		return d.Milliseconds()
+	}
+	code := res.Code()
+	switch code {
+	case types.CodeOK:
+		return types.NextContinue, 0, ""
+	case types.CodeUnknownTool, types.CodeMissingArguments, types.CodeUnknownArguments,
+		types.CodeWrongType, types.CodeInvalidArgument:
+		return types.NextFixArgs, 0, ""
+	case types.CodeForbidden, types.CodeInternalError:
+		return types.NextEscalate, 0, ""
+	case types.CodeNotOwner, types.CodeIdempotencyConflict, types.CodeStepBudgetExhausted, types.CodeApprovalDenied:
+		return types.NextStop, 0, ""
+	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
+		if res.Meta.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite {
+			return types.NextVerify, 0, f.VerifyWith
+		}
+		if f.RetryAfter > 0 {
+			return types.NextWait, ms(f.RetryAfter), ""
+		}
+		return types.NextRetry, 0, ""
+	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
+		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome:
+		return types.NextVerify, ms(f.RetryAfter), f.VerifyWith
+	case types.CodeRejected:
+		switch {
+		case f.Status == 401 || f.Status == 403:
+			return types.NextEscalate, 0, ""
+		case f.Status == 409:
+			return types.NextStop, 0, ""
+		}
+		return types.NextFixArgs, 0, ""
+	}
+	// A rule refusal: its message names the alternative.
+	if f.RuleNext != "" {
+		return f.RuleNext, 0, ""
+	}
+	return types.NextUseOtherTool, 0, ""
+}
+
+func success(b *strings.Builder, res *types.Result, f *Facts) {
+	m := &res.Meta
+	switch {
+	case m.Replayed:
+		when := ""
+		if !f.CompletedAt.IsZero() {
+			when = " at " + f.CompletedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(b, "%s was already done%s (operation %s); nothing was sent again. This is the stored result.", m.Tool, when, m.IdempotencyKey)
+	case f.Verified:
+		fmt.Fprintf(b, "%s did not give a clear answer, but a check with %s found that %s did happen; nothing was sent twice.", orTool(f.Dependency, m.Tool), f.VerifyWith, m.Tool)
+	default:
+		fmt.Fprintf(b, "%s succeeded", m.Tool)
+		if f.Dependency != "" {
+			fmt.Fprintf(b, " on %s", f.Dependency)
+		}
+		fmt.Fprintf(b, " (%s, %d ms).", plural(m.Attempts, "attempt"), m.ElapsedMS)
+	}
+	text, omitted := Render(res.Data, f.MaxBytes-b.Len()-200)
+	b.WriteString(" Result: ")
+	b.WriteString(text)
+	if omitted != nil {
+		m.Omitted = omitted
+		if omitted.Total > 0 {
+			name := omitted.Field
+			if name == "" {
+				name = "items"
+			}
+			fmt.Fprintf(b, " (showing %d of %d %s; the rest were left out of this text. Narrow the query to see others.)", omitted.Shown, omitted.Total, name)
+		} else {
+			fmt.Fprintf(b, " (showing %d of %d bytes; the rest was cut. Ask for a narrower result if you need it.)", omitted.ShownBytes, omitted.TotalBytes)
+		}
+	}
+}
+
+func failure(b *strings.Builder, res *types.Result, f *Facts) {
+	m := &res.Meta
+	e := res.Error
+	fmt.Fprintf(b, "%s failed (%s): %s", orTool(m.Tool, "the call"), e.Code, strings.TrimSpace(e.Message))
+	if !strings.HasSuffix(b.String(), ".") {
+		b.WriteString(".")
+	}
+	dep := orTool(f.Dependency, "the service")
+	switch e.Code {
+	case types.CodeTimeoutUnknownOutcome:
+		fmt.Fprintf(b, " The request reached %s but no answer came back: it MAY have been carried out. Do not repeat it as a new action.", dep)
+		if f.VerifyWith != "" {
+			fmt.Fprintf(b, " Check with %s; repeating this exact call is safe: toolgate will verify before sending anything.", f.VerifyWith)
+		} else {
+			b.WriteString(" Check with a read tool before doing anything else, or escalate.")
+		}
+	case types.CodeUnknownOutcome:
+		if f.VerifyWith != "" {
+			fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait about %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
+		} else {
+			b.WriteString(" No verify read is configured for this tool, so toolgate will not send it again. Escalate to a person to check.")
+		}
+	case types.CodeCircuitOpen, types.CodeRateLimited:
+		fmt.Fprintf(b, " Nothing was done. Wait %s before trying %s again, or use another approach or escalate.", seconds(f.RetryAfter), dep)
+	case types.CodeDuplicateInFlight:
+		fmt.Fprintf(b, " The same operation is running right now; wait %s and repeat this exact call to get its result. Do not change the arguments.", seconds(f.RetryAfter))
+	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
+		switch {
+		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
+			b.WriteString(" The request was delivered, so it MAY have been carried out. Do not repeat it as a new action;")
+			if f.VerifyWith != "" {
+				fmt.Fprintf(b, " check with %s first.", f.VerifyWith)
+			} else {
+				b.WriteString(" check with a read tool first, or escalate.")
+			}
+		case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
+			fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
+		default:
+			fmt.Fprintf(b, " It is safe to try again (%s made).", plural(m.Attempts, "attempt"))
+		}
+	case types.CodeRejected:
+		fmt.Fprintf(b, " %s refused it and nothing was done; repeating the same call will get the same answer.", dep)
+	case types.CodeIdempotencyConflict:
+		b.WriteString(" Nothing was sent.")
+	case types.CodeApprovalRequired:
+		fmt.Fprintf(b, " A person must approve it first (approval %s). Wait, then repeat this exact call once it is approved.", m.ApprovalID)
+	}
+	if m.SideEffect == types.SideEffectCommitted {
+		b.WriteString(" (It had been carried out.)")
+	}
+}
+
+func orTool(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func seconds(d time.Duration) string {
+	if d <= 0 {
+		d = time.Second
+	}
+	s := int((d + time.Second - 1) / time.Second)
+	return plural(s, "second")
+}
