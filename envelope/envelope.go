@@ -69,9 +69,9 @@ func SideEffect(effect types.Effect, code types.Code, delivered bool) types.Side
 		return types.SideEffectNone
 	}
 	switch code {
-	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome, types.CodeDuplicateInFlight, types.CodeTimeout:
+	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome, types.CodeDuplicateInFlight:
 		return types.SideEffectUnknown
-	case types.CodeUpstreamError, types.CodeInternalError:
+	case types.CodeUpstreamError, types.CodeInternalError, types.CodeTimeout:
 		if delivered {
 			return types.SideEffectUnknown
 		}

@@ -102,6 +102,9 @@ type Commit struct {
 }
 
 // OperationUpdate is the new status (and result) of a ledger record.
+//
+// An empty Status deletes the record: the operation provably did not happen
+// (never delivered, or refused by the dependency) and may run again.
 type OperationUpdate struct {
 	Key    string
 	Status types.OpStatus

@@ -1,0 +1,63 @@
+// Package monitor is stage 6 of the pipeline: one execution row per call
+// (success or failure, refusals and replays included), and the figures
+// derived from those rows.
+package monitor
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Facts are what a row records beside the result.
+type Facts struct {
+	Call       *types.Call
+	Result     *types.Result
+	Dependency string
+	ArgsHash   string
+	Retries    int
+	Started    time.Time
+	Finished   time.Time
+	StatePatch json.RawMessage
+	TraceID    string
+}
+
+// Row builds the execution row of a call. The whole envelope is kept in the
+// row, so that the run's history shows exactly what the model was told.
+func Row(f *Facts) (*types.Execution, error) {
+	res := f.Result
+	envelope, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	args := f.Call.Args
+	if !json.Valid(args) {
+		args, _ = json.Marshal(string(args))
+	}
+	return &types.Execution{
+		RunID:        res.Meta.RunID,
+		Step:         res.Meta.Step,
+		CallID:       res.Meta.CallID,
+		Tool:         res.Meta.Tool,
+		Dependency:   f.Dependency,
+		ArgsHash:     f.ArgsHash,
+		Args:         args,
+		OperationKey: res.Meta.IdempotencyKey,
+		Code:         res.Code(),
+		OK:           res.OK,
+		SideEffect:   res.Meta.SideEffect,
+		Replayed:     res.Meta.Replayed,
+		Verified:     res.Meta.Verified,
+		Attempts:     res.Meta.Attempts,
+		Retries:      f.Retries,
+		LatencyMS:    float64(f.Finished.Sub(f.Started).Microseconds()) / 1000,
+		InputTokens:  f.Call.Usage.InputTokens,
+		OutputTokens: f.Call.Usage.OutputTokens,
+		StartedAt:    f.Started,
+		FinishedAt:   f.Finished,
+		StatePatch:   f.StatePatch,
+		Result:       envelope,
+		TraceID:      f.TraceID,
+	}, nil
+}
