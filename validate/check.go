@@ -1,0 +1,416 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/types"
+)
+
+// Input is one call to judge.
+type Input struct {
+	// Tool is the name the model asked for.
+	Tool string
+	// Args is the JSON object of arguments. Empty or null means no
+	// arguments ({}).
+	Args json.RawMessage
+	// Principal is who the run acts for; nil holds no permissions.
+	Principal *types.Principal
+	// State is the decoded run state (numbers as json.Number).
+	State map[string]any
+	// RunID and CallID identify the call.
+	RunID, CallID string
+}
+
+// Checked is a call that passed every pure check.
+type Checked struct {
+	// Tool is the compiled tool.
+	Tool *Compiled
+	// Args are the decoded arguments (numbers as json.Number).
+	Args map[string]any
+	// Canonical is expr.Canonical(Args).
+	Canonical []byte
+	// ArgsHash is expr.Hash(Canonical).
+	ArgsHash string
+	// Vars are ready for the later expressions (Result is nil).
+	Vars *expr.Vars
+}
+
+// Refusal says why a call was refused, in words the model can act on.
+type Refusal struct {
+	// Code is unknown_tool, wrong_type, missing_arguments,
+	// unknown_arguments, invalid_argument, forbidden, not_owner,
+	// approval_required, rule_error, or a rule's own code.
+	Code types.Code
+	// Message is the instructive text for the model.
+	Message string
+	// Rule is the index of the deciding rule, -1 when no rule decided.
+	Rule int
+	// Approval is true when the deciding rule asks for a person's approval
+	// instead of refusing outright.
+	Approval bool
+	// Field is the argument concerned (the first one, when several are),
+	// as a path: order_id, address.city, items[0].sku. "args" means the
+	// arguments as a whole.
+	Field string
+}
+
+// Err returns the refusal as the envelope's error.
+func (r *Refusal) Err() *types.Error { return types.NewError(r.Code, r.Message) }
+
+// Next is the machine-readable advice that goes with the refusal:
+// fix_args for argument problems, wait for approvals, escalate otherwise.
+func (r *Refusal) Next() types.Next {
+	switch {
+	case r.Approval:
+		return types.NextWait
+	case r.Code == types.CodeUnknownTool, r.Code == types.CodeWrongType, r.Code == types.CodeMissingArguments,
+		r.Code == types.CodeUnknownArguments, r.Code == types.CodeInvalidArgument:
+		return types.NextFixArgs
+	}
+	return types.NextEscalate
+}
+
+// Bounds on a number literal in arguments. Checking a huge exponent against
+// a schema's minimum costs big-number arithmetic; no tool needs one.
+const (
+	maxNumberLength   = 100
+	maxNumberExponent = 1000
+)
+
+// Check runs the pure checks on a call, cheapest first, and stops at the
+// first failure: existence, args shape, completeness, no extras, types,
+// constraints, permission, then the rules in order. Exactly one of the
+// results is nil.
+//
+// A top-level argument declared as an integer is written in its plain form
+// once it passes the schema (425000.0 and 4.25e5 become 425000), so the
+// same amount always makes the same canonical arguments, hash and
+// operation key.
+func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
+	if in == nil {
+		in = &Input{}
+	}
+	c, ok := v.tools[in.Tool]
+	if !ok {
+		return nil, v.unknownTool(in.Tool)
+	}
+
+	args, r := decodeArgs(c, in.Args)
+	if r != nil {
+		return nil, r
+	}
+	if r := c.checkPresence(args); r != nil {
+		return nil, r
+	}
+	if r := c.checkSchema(args); r != nil {
+		return nil, r
+	}
+	normalizeIntegers(args, c.args.integers)
+	if perm := c.Spec.Permission; perm != "" && (in.Principal == nil || !in.Principal.Can(perm)) {
+		return nil, c.forbidden(in.Principal, perm)
+	}
+
+	vars := &expr.Vars{
+		Args:      args,
+		Principal: in.Principal,
+		State:     in.State,
+		RunID:     in.RunID,
+		CallID:    in.CallID,
+		Tool:      c.Name,
+	}
+	for _, rule := range c.Rules {
+		deny, err := rule.Deny.EvalBool(vars)
+		if err != nil {
+			return nil, &Refusal{
+				Code: CodeRuleError,
+				Message: fmt.Sprintf("Rule rules[%d] of %s (%s) could not be evaluated: %v. The call is refused to be safe. %s",
+					rule.Index, c.Name, rule.Deny.Source(), err, doNotRetry),
+				Rule: rule.Index,
+			}
+		}
+		if deny {
+			return nil, c.ruleRefusal(rule, vars)
+		}
+	}
+
+	canonical := expr.Canonical(args)
+	return &Checked{
+		Tool:      c,
+		Args:      args,
+		Canonical: canonical,
+		ArgsHash:  expr.Hash(canonical),
+		Vars:      vars,
+	}, nil
+}
+
+// unknownTool refuses a name that is not a tool.
+func (v *Validator) unknownTool(name string) *Refusal {
+	var b strings.Builder
+	if name == "" {
+		b.WriteString("No tool name was given.")
+	} else {
+		fmt.Fprintf(&b, "There is no tool named %q.", shortName(name))
+		if s := suggest(name, v.names); s != "" {
+			fmt.Fprintf(&b, " Did you mean %s?", s)
+		}
+	}
+	if len(v.names) == 0 {
+		b.WriteString(" No tools are configured. Do not retry; escalate to a person.")
+	} else {
+		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(v.names))
+	}
+	return &Refusal{Code: types.CodeUnknownTool, Message: b.String(), Rule: -1}
+}
+
+// decodeArgs decodes the arguments, which must be one JSON object.
+func decodeArgs(c *Compiled, raw json.RawMessage) (map[string]any, *Refusal) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	args, err := expr.DecodeObject(trimmed)
+	if err == nil {
+		return args, nil
+	}
+	return nil, &Refusal{
+		Code: types.CodeWrongType,
+		Message: fmt.Sprintf("The arguments of %s must be a JSON object of named arguments such as {%s}; %s. %s",
+			c.Name, exampleArgs(c), strings.TrimPrefix(err.Error(), "want a JSON object, "), fixAndRetry),
+		Rule:  -1,
+		Field: "args",
+	}
+}
+
+// exampleArgs sketches the argument object for a message.
+func exampleArgs(c *Compiled) string {
+	names := c.Required
+	if len(names) == 0 {
+		names = c.Properties
+	}
+	if len(names) > 3 {
+		names = names[:3]
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%q: …", n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkPresence checks completeness, then extras, from the top level of
+// the schema.
+func (c *Compiled) checkPresence(args map[string]any) *Refusal {
+	var missing []string
+	for _, name := range c.args.required {
+		if _, ok := args[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		described := make([]string, len(missing))
+		for i, m := range missing {
+			described[i] = m
+			if t := c.args.typeOf(m); t != "" {
+				described[i] += " (" + t + ")"
+			}
+		}
+		supplied := "You supplied no arguments."
+		if len(args) > 0 {
+			supplied = "You supplied: " + nameList(shortNames(sortedKeys(args))) + "."
+		}
+		return &Refusal{
+			Code: types.CodeMissingArguments,
+			Message: fmt.Sprintf("%s needs the required %s %s, which %s missing. %s Supply every required argument and call again.",
+				c.Name, plural(len(missing), "argument", "arguments"), nameList(described),
+				plural(len(missing), "is", "are"), supplied),
+			Rule:  -1,
+			Field: missing[0],
+		}
+	}
+
+	var extras []string
+	for name := range args {
+		if !c.args.declares(name) {
+			extras = append(extras, name)
+		}
+	}
+	if len(extras) == 0 {
+		return nil
+	}
+	slices.Sort(extras)
+	described := make([]string, len(extras))
+	for i, e := range extras {
+		described[i] = shortName(e)
+		if s := suggest(e, c.args.props); s != "" {
+			described[i] += " (did you mean " + s + "?)"
+		}
+	}
+	valid := fmt.Sprintf("Valid arguments: %s.", c.args.summary)
+	if len(c.args.props) == 0 {
+		valid = fmt.Sprintf("%s takes no arguments; call it with {}.", c.Name)
+	}
+	return &Refusal{
+		Code: types.CodeUnknownArguments,
+		Message: fmt.Sprintf("%s has no %s %s. %s Remove the unknown %s (check the spelling) and call again.",
+			c.Name, plural(len(extras), "argument", "arguments"), nameList(described), valid,
+			plural(len(extras), "one", "ones")),
+		Rule:  -1,
+		Field: extras[0],
+	}
+}
+
+// checkSchema validates the arguments against the whole schema: types,
+// then constraints (and any nested missing or unknown fields).
+func (c *Compiled) checkSchema(args map[string]any) *Refusal {
+	if hasOversizedNumber(args) {
+		loc, lit, _ := oversizedNumber(args, nil)
+		return &Refusal{
+			Code: types.CodeInvalidArgument,
+			Message: fmt.Sprintf("Argument %s of %s is the number %s, which is outside the range toolgate accepts (at most %d characters, exponent within ±%d). %s",
+				fieldPath(args, loc), c.Name, brief(json.Number(lit)), maxNumberLength, maxNumberExponent, fixAndRetry),
+			Rule:  -1,
+			Field: fieldPath(args, loc),
+		}
+	}
+	err := c.args.schema.Validate(any(args))
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Refusal{
+			Code:    types.CodeInvalidArgument,
+			Message: fmt.Sprintf("The arguments of %s do not fit its schema: %v. %s", c.Name, err, fixAndRetry),
+			Rule:    -1,
+			Field:   "args",
+		}
+	}
+	return c.describeFinding(args, firstFinding(findings(ve, nil)))
+}
+
+// forbidden refuses a principal without the tool's permission.
+func (c *Compiled) forbidden(p *types.Principal, perm string) *Refusal {
+	who := "This run's principal"
+	if p != nil && p.ID != "" {
+		who = fmt.Sprintf("Principal %s", p.ID)
+	}
+	return &Refusal{
+		Code: types.CodeForbidden,
+		Message: fmt.Sprintf("%s does not hold the permission %s, which %s requires. Changing the arguments will not help. %s who can grant %s or act for you.",
+			who, perm, c.Name, strings.TrimSuffix(doNotRetry, "."), perm),
+		Rule: -1,
+	}
+}
+
+// ruleRefusal is the refusal of a rule whose deny condition held.
+func (c *Compiled) ruleRefusal(rule *Rule, vars *expr.Vars) *Refusal {
+	var msg string
+	switch {
+	case rule.Message != nil:
+		msg = rule.Message.MustRenderLoose(vars)
+	case rule.Approval:
+		msg = fmt.Sprintf("This %s call needs a person's approval (rule rules[%d]: %s). It is held until someone decides; wait for the decision instead of retrying or changing the arguments.",
+			c.Name, rule.Index, rule.Deny.Source())
+	default:
+		msg = fmt.Sprintf("This %s call is refused by rule rules[%d] (%s). Do not retry with the same arguments; change them so the rule no longer applies, or escalate to a person.",
+			c.Name, rule.Index, rule.Deny.Source())
+	}
+	return &Refusal{Code: rule.Code, Message: msg, Rule: rule.Index, Approval: rule.Approval}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// normalizeIntegers rewrites integer-valued literals such as 5.0 or 5e0 of
+// the named arguments as plain integers.
+func normalizeIntegers(args map[string]any, names []string) {
+	for _, name := range names {
+		n, ok := args[name].(json.Number)
+		if !ok || !strings.ContainsAny(string(n), ".eE") {
+			continue
+		}
+		if r, ok := new(big.Rat).SetString(string(n)); ok && r.IsInt() {
+			args[name] = json.Number(r.Num().String())
+		}
+	}
+}
+
+// hasOversizedNumber reports whether any number literal in v is too long
+// or has too large an exponent. It allocates nothing: it runs on every call.
+func hasOversizedNumber(v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		return numberTooBig(string(v))
+	case []any:
+		for _, e := range v {
+			if hasOversizedNumber(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range v {
+			if hasOversizedNumber(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// oversizedNumber finds the first oversized number literal in sorted key
+// order, for the message.
+func oversizedNumber(v any, loc []string) ([]string, string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if numberTooBig(string(v)) {
+			return loc, string(v), true
+		}
+	case []any:
+		for i, e := range v {
+			if l, lit, ok := oversizedNumber(e, slices.Concat(loc, []string{strconv.Itoa(i)})); ok {
+				return l, lit, true
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if l, lit, ok := oversizedNumber(v[k], slices.Concat(loc, []string{k})); ok {
+				return l, lit, true
+			}
+		}
+	}
+	return nil, "", false
+}
+
+// numberTooBig reports whether a number literal is longer than
+// maxNumberLength or has an exponent beyond ±maxNumberExponent.
+func numberTooBig(s string) bool {
+	if len(s) > maxNumberLength {
+		return true
+	}
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return false
+	}
+	exp := strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")
+	if len(exp) > 6 {
+		return true
+	}
+	n, err := strconv.Atoi("0" + exp)
+	return err != nil || n > maxNumberExponent
+}

@@ -1,0 +1,361 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/types"
+)
+
+// Codes of refusals that are not in the types package: they come from
+// rules.
+const (
+	// CodeRuleDenied is the code of a deny rule that names none.
+	CodeRuleDenied types.Code = "rule_denied"
+	// CodeRuleError is the code of a call refused because a rule could not
+	// be evaluated (a missing key, an overflow, the cost limit): rules fail
+	// closed.
+	CodeRuleError types.Code = "rule_error"
+)
+
+// Validator holds every tool of a config, compiled. It is immutable and
+// safe for concurrent use.
+type Validator struct {
+	env   *expr.Env
+	tools map[string]*Compiled
+	names []string
+}
+
+// Compiled is one tool with everything Check and the later stages need
+// compiled once.
+type Compiled struct {
+	// Name is the tool's name.
+	Name string
+	// Spec is the tool as configured. It is shared; do not modify it.
+	Spec *config.Tool
+	// Effect is Spec.Effect, or write when it is empty.
+	Effect types.Effect
+	// Rules are the compiled rules, in order.
+	Rules []*Rule
+	// KeyTemplate makes the operation key; nil when idempotency.key is
+	// empty (the key is then a hash of run id, tool and canonical args).
+	KeyTemplate *expr.Template
+	// StateExprs are the state updates, by state key.
+	StateExprs map[string]*expr.Program
+	// OwnerArgs and VerifyArgs build the lookup arguments, by argument
+	// name; nil when there is no owner or verify.
+	OwnerArgs, VerifyArgs map[string]*expr.Program
+	// OwnerExpect and VerifyFound judge the lookup's result.
+	OwnerExpect, VerifyFound *expr.Program
+	// PathParams are the arguments named in Request.Path, in order.
+	PathParams []string
+	// Required are the required arguments, in schema order.
+	Required []string
+	// Properties are the declared arguments, sorted.
+	Properties []string
+
+	args *argSchema
+	// ownerIDArgs are this tool's arguments that owner.args passes through
+	// unchanged ("args.order_id"): the object ids NotOwner names.
+	ownerIDArgs []string
+}
+
+// Rule is one compiled rule.
+type Rule struct {
+	// Index is the rule's position in the tool's rules.
+	Index int
+	// Deny is true when the call must be refused (or held for approval).
+	Deny *expr.Program
+	// Message is the refusal text; nil when the rule has none.
+	Message *expr.Template
+	// Code is the refusal code: the configured code, rule_denied when none
+	// is set, approval_required for approval rules.
+	Code types.Code
+	// Approval holds the call for a person instead of refusing it.
+	Approval bool
+}
+
+var (
+	toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	codePattern     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	pathParam       = regexp.MustCompile(`\{([^{}]*)\}`)
+	argsPassThrough = regexp.MustCompile(`^\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*$`)
+)
+
+// Compile checks and compiles every tool of cfg once: JSON Schemas, CEL
+// rules, rule message templates, owner and verify lookups, idempotency key
+// templates and state expressions. It also checks what needs that compiled
+// knowledge: lookups name an existing read tool and pass it arguments it
+// has; dependencies exist; HTTP tools have a request whose path
+// placeholders are required arguments. It returns one error joining every
+// *Problem found. A nil env means a fresh expr.NewEnv.
+func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
+	if cfg == nil {
+		return nil, errors.New("validate: no config")
+	}
+	if env == nil {
+		var err error
+		if env, err = expr.NewEnv(); err != nil {
+			return nil, err
+		}
+	}
+	v := &Validator{env: env, tools: make(map[string]*Compiled, len(cfg.Tools))}
+	v.names = slices.Sorted(maps.Keys(cfg.Tools))
+	var problems []*Problem
+	add := func(ps ...*Problem) { problems = append(problems, ps...) }
+	for _, name := range v.names {
+		c, ps := compileTool(cfg, env, name, cfg.Tools[name])
+		add(ps...)
+		if c != nil {
+			v.tools[name] = c
+		}
+	}
+	// Lookups need every tool's schema, so they come second.
+	for _, name := range v.names {
+		c := v.tools[name]
+		if c == nil {
+			continue
+		}
+		if spec := c.Spec.Owner; spec != nil {
+			args, judge, ps := v.compileLookup(name, "owner", spec)
+			add(ps...)
+			c.OwnerArgs, c.OwnerExpect = args, judge
+			for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
+				if m := argsPassThrough.FindStringSubmatch(spec.Args[k]); m != nil && !slices.Contains(c.ownerIDArgs, m[1]) {
+					c.ownerIDArgs = append(c.ownerIDArgs, m[1])
+				}
+			}
+		}
+		if spec := c.Spec.Verify; spec != nil {
+			args, judge, ps := v.compileLookup(name, "verify", spec)
+			add(ps...)
+			c.VerifyArgs, c.VerifyFound = args, judge
+		}
+	}
+	if len(problems) > 0 {
+		// Group by tool, keeping each tool's problems in the order found.
+		slices.SortStableFunc(problems, func(a, b *Problem) int { return strings.Compare(a.Tool, b.Tool) })
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
+	}
+	return v, nil
+}
+
+// compileTool compiles everything of one tool except its lookups.
+func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.Tool) (*Compiled, []*Problem) {
+	if spec == nil {
+		return nil, []*Problem{{name, "", "is empty; a tool needs at least a description and an input_schema"}}
+	}
+	var problems []*Problem
+	bad := func(key, format string, a ...any) {
+		problems = append(problems, &Problem{name, key, fmt.Sprintf(format, a...)})
+	}
+	if !toolNamePattern.MatchString(name) {
+		bad("", "tool names may only use letters, digits, _ and - (at most 64): model APIs reject other names")
+	}
+	c := &Compiled{Name: name, Spec: spec, Effect: spec.Effect}
+	if c.Effect == "" {
+		c.Effect = types.EffectWrite
+	}
+
+	args, ps := compileSchema(name, spec.InputSchema)
+	problems = append(problems, ps...)
+	if args != nil {
+		c.args = args
+		c.Required = args.required
+		c.Properties = args.props
+	}
+	// knownArg reports whether a template or path may use an argument; it
+	// is lenient when the schema did not compile (that is reported).
+	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
+
+	// Dependency and request.
+	if spec.Dependency != "" {
+		if _, ok := cfg.Dependencies[spec.Dependency]; !ok {
+			bad("dependency", "names %q, which is not declared under dependencies (declared: %s)",
+				spec.Dependency, orNone(slices.Sorted(maps.Keys(cfg.Dependencies))))
+		}
+	}
+	if spec.Func == nil {
+		if spec.Dependency == "" {
+			bad("dependency", "is empty; an HTTP tool needs a dependency for its base_url (or register the tool as a Go function)")
+		}
+		if spec.Request == nil {
+			bad("request", "is missing; an HTTP tool needs request: {method, path} (or register the tool as a Go function)")
+		}
+	}
+	if spec.Request != nil {
+		for _, m := range pathParam.FindAllStringSubmatch(spec.Request.Path, -1) {
+			param := strings.TrimSpace(m[1])
+			switch {
+			case c.args == nil:
+			case !knownArg(param):
+				bad("request.path", "placeholder {%s} is not an argument of the tool (arguments: %s)", param, orNone(c.args.props))
+				continue
+			case !c.args.isRequired(param):
+				bad("request.path", "placeholder {%s} names an optional argument; list it under input_schema.required, a path cannot have a hole", param)
+			}
+			if !slices.Contains(c.PathParams, param) {
+				c.PathParams = append(c.PathParams, param)
+			}
+		}
+	}
+
+	// Rules.
+	for i, r := range spec.Rules {
+		key := fmt.Sprintf("rules[%d]", i)
+		rule := &Rule{Index: i, Approval: r.Approval, Code: types.Code(r.Code)}
+		if strings.TrimSpace(r.Deny) == "" {
+			bad(key+".deny", "is empty; write a CEL condition that is true when the call must be refused, such as %q", "args.amount > principal.limits.max_amount")
+		} else if p, err := env.CompileBool(r.Deny); err != nil {
+			bad(key+".deny", "%v", err)
+		} else {
+			rule.Deny = p
+		}
+		switch {
+		case r.Approval:
+			rule.Code = types.CodeApprovalRequired
+		case r.Code == "":
+			rule.Code = CodeRuleDenied
+		case !codePattern.MatchString(r.Code):
+			bad(key+".code", "%q is not a code: use lower_snake_case such as over_limit", r.Code)
+		case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
+			bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
+		}
+		if r.Message != "" {
+			if t, err := expr.ParseTemplate(r.Message); err != nil {
+				bad(key+".message", "%v", err)
+			} else {
+				rule.Message = t
+				for _, a := range t.Args() {
+					if !knownArg(a) {
+						bad(key+".message", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
+					}
+				}
+			}
+		}
+		c.Rules = append(c.Rules, rule)
+	}
+
+	// Idempotency key.
+	if spec.Idempotency.Key != "" {
+		if t, err := expr.ParseTemplate(spec.Idempotency.Key); err != nil {
+			bad("idempotency.key", "%v", err)
+		} else {
+			c.KeyTemplate = t
+			for _, a := range t.Args() {
+				if !knownArg(a) {
+					bad("idempotency.key", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
+				}
+			}
+		}
+	}
+
+	// State updates.
+	if len(spec.State) > 0 {
+		c.StateExprs = make(map[string]*expr.Program, len(spec.State))
+		for _, k := range slices.Sorted(maps.Keys(spec.State)) {
+			if strings.TrimSpace(k) == "" {
+				bad("state", "has an empty key")
+				continue
+			}
+			p, err := env.Compile(spec.State[k])
+			if err != nil {
+				bad("state."+k, "%v", err)
+				continue
+			}
+			c.StateExprs[k] = p
+		}
+	}
+	return c, problems
+}
+
+// compileLookup compiles an owner or verify block of tool name.
+func (v *Validator) compileLookup(name, block string, spec *config.Lookup) (map[string]*expr.Program, *expr.Program, []*Problem) {
+	var problems []*Problem
+	bad := func(key, format string, a ...any) {
+		problems = append(problems, &Problem{name, block + key, fmt.Sprintf(format, a...)})
+	}
+	target := v.tools[spec.Lookup]
+	switch {
+	case spec.Lookup == "":
+		bad(".lookup", "is empty; name the read tool to call")
+	case spec.Lookup == name:
+		bad(".lookup", "names the tool itself; name a separate read tool")
+	case target == nil:
+		if _, declared := slices.BinarySearch(v.names, spec.Lookup); declared {
+			break // declared but broken: its own problems say why
+		}
+		hint := ""
+		if s := suggest(spec.Lookup, v.names); s != "" {
+			hint = fmt.Sprintf(" Did you mean %s?", s)
+		}
+		bad(".lookup", "names %q, which is not a tool.%s Tools: %s", spec.Lookup, hint, nameList(v.names))
+	case target.Effect != types.EffectRead:
+		bad(".lookup", "names %s, whose effect is %s; a lookup must be a tool with effect: read", spec.Lookup, target.Effect)
+		target = nil
+	}
+
+	progs := make(map[string]*expr.Program, len(spec.Args))
+	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
+		p, err := v.env.Compile(spec.Args[k])
+		if err != nil {
+			bad(".args."+k, "%v", err)
+			continue
+		}
+		progs[k] = p
+		if target != nil && target.args != nil && !target.args.declares(k) {
+			bad(".args."+k, "%s has no argument %s (its arguments: %s)", spec.Lookup, k, orNone(target.args.props))
+		}
+	}
+	if target != nil && target.args != nil {
+		var missing []string
+		for _, r := range target.args.required {
+			if _, ok := spec.Args[r]; !ok {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) > 0 {
+			bad(".args", "%s requires %s %s, which %s not given here", spec.Lookup,
+				plural(len(missing), "argument", "arguments"), nameList(missing), plural(len(missing), "is", "are"))
+		}
+	}
+
+	judgeKey, judgeSrc, otherKey, otherSrc := ".expect", spec.Expect, ".found", spec.Found
+	if block == "verify" {
+		judgeKey, judgeSrc, otherKey, otherSrc = ".found", spec.Found, ".expect", spec.Expect
+	}
+	if otherSrc != "" {
+		bad(otherKey, "is not used by %s; write the condition as %s", block, strings.TrimPrefix(judgeKey, "."))
+	}
+	var judge *expr.Program
+	if strings.TrimSpace(judgeSrc) == "" {
+		bad(judgeKey, "is empty; write a CEL condition over result (the lookup's data), args and principal")
+	} else if p, err := v.env.CompileBool(judgeSrc); err != nil {
+		bad(judgeKey, "%v", err)
+	} else {
+		judge = p
+	}
+	return progs, judge, problems
+}
+
+// Tool returns the compiled tool of that name.
+func (v *Validator) Tool(name string) (*Compiled, bool) {
+	c, ok := v.tools[name]
+	return c, ok
+}
+
+// Names returns the tool names, sorted.
+func (v *Validator) Names() []string { return slices.Clone(v.names) }
+
+// Env returns the expression environment the tools were compiled with.
+func (v *Validator) Env() *expr.Env { return v.env }

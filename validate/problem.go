@@ -1,0 +1,23 @@
+package validate
+
+// Problem is one thing wrong with a tool's configuration. Compile returns
+// all of them, joined with errors.Join.
+type Problem struct {
+	// Tool is the tool's name.
+	Tool string
+	// Key is a dotted path inside the tool: input_schema, rules[0].deny,
+	// owner.expect, idempotency.key, state.refund_id. Empty when the problem
+	// is the tool as a whole.
+	Key string
+	// Why says what is wrong and, where it can, how to fix it.
+	Why string
+}
+
+// Error formats the problem as "tools.issue_refund.rules[0].deny: <why>".
+func (p *Problem) Error() string {
+	path := "tools." + p.Tool
+	if p.Key != "" {
+		path += "." + p.Key
+	}
+	return path + ": " + p.Why
+}
