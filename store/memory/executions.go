@@ -1,0 +1,145 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// errNoExecution is the answer to a Commit without its required Execution.
+var errNoExecution = errors.New("memory: commit without an execution")
+
+// Commit checks everything first and then writes the execution row, the
+// operation update and the run's new version and state, so that a failed
+// Commit changes nothing. The run is c.Execution.RunID; a missing run or
+// operation is store.ErrNotFound. The run's UpdatedAt becomes the
+// execution's FinishedAt (now when zero); a zero c.Operation.At is now.
+func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
+	if c.Execution == nil {
+		return errNoExecution
+	}
+	if u := c.Operation; u != nil && u.Status != "" && u.Status != types.OpStarted && u.Status != types.OpCompleted && u.Status != types.OpUnknown {
+		return fmt.Errorf("memory: commit operation %q: invalid status %q", u.Key, u.Status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return err
+	}
+	runID := c.Execution.RunID
+	run, ok := s.runs[runID]
+	if !ok {
+		return fmt.Errorf("memory: commit to run %q: %w", runID, store.ErrNotFound)
+	}
+	setState := len(c.NewState) > 0
+	if setState && run.Version != c.ExpectVersion {
+		return fmt.Errorf("memory: commit to run %q at version %d, expected %d: %w",
+			runID, run.Version, c.ExpectVersion, store.ErrVersionConflict)
+	}
+	var op *operation
+	if c.Operation != nil {
+		if op, ok = s.operations[c.Operation.Key]; !ok {
+			return fmt.Errorf("memory: commit operation %q: %w", c.Operation.Key, store.ErrNotFound)
+		}
+	}
+
+	exec := c.Execution
+	size := 0
+	if setState {
+		size += len(c.NewState)
+	}
+	if op != nil {
+		size += len(c.Operation.Result)
+	}
+	pack := newPacker(size)
+
+	run.Version++
+	run.UpdatedAt = exec.FinishedAt
+	if run.UpdatedAt.IsZero() {
+		run.UpdatedAt = s.now()
+	}
+	if setState {
+		run.State = pack.copy(c.NewState)
+	}
+	if op != nil && c.Operation.Status == "" {
+		delete(s.operations, c.Operation.Key)
+		op = nil
+	}
+	if op != nil {
+		at := c.Operation.At
+		if at.IsZero() {
+			at = s.now()
+		}
+		op.Status = c.Operation.Status
+		op.Result = pack.copy(c.Operation.Result)
+		op.UpdatedAt = at
+		if op.Status == types.OpCompleted {
+			op.CompletedAt = at
+		}
+	}
+	s.lastExecID++
+	s.executions.append(exec, s.lastExecID, run.Version)
+	exec.ID, exec.Version = s.lastExecID, run.Version
+	return nil
+}
+
+// ListExecutions returns copies of the rows f selects, newest first unless
+// f.Ascending; a limit of 0 or less means 100.
+func (s *Store) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]types.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	var since stamp
+	if !f.Since.IsZero() {
+		since = toStamp(f.Since)
+	}
+	log := &s.executions
+	matches := func(row *execRow) bool {
+		return (f.RunID == "" || log.equals(row, textRunID, f.RunID)) &&
+			(f.Tool == "" || log.equals(row, textTool, f.Tool)) &&
+			(f.Since.IsZero() || !row.finished.before(since))
+	}
+	var out []types.Execution
+	n := log.len()
+	for i := 0; i < n && len(out) < limit; i++ {
+		idx := n - 1 - i
+		if f.Ascending {
+			idx = i
+		}
+		if row := log.at(idx); matches(row) {
+			out = append(out, log.execution(row))
+		}
+	}
+	return out, nil
+}
+
+// Prune deletes executions that finished before cutoff and completed
+// operations last updated before cutoff.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	before := s.executions.len()
+	limit := toStamp(cutoff)
+	s.executions = s.executions.filter(func(row *execRow) bool { return !row.finished.before(limit) })
+	deleted := int64(before - s.executions.len())
+	for key, rec := range s.operations {
+		if rec.Status == types.OpCompleted && rec.UpdatedAt.Before(cutoff) {
+			delete(s.operations, key)
+			deleted++
+		}
+	}
+	return deleted, nil
+}

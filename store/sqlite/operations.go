@@ -1,0 +1,176 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// defaultListLimit is the row count of a list whose limit is 0 or less.
+const defaultListLimit = 100
+
+const (
+	operationColumns = `"key", args_hash, run_id, tool, status, result, owner, lease_until, created_at, updated_at, completed_at`
+
+	beginOperationSQL = `INSERT INTO operations (` + operationColumns + `)
+VALUES (?, ?, ?, ?, 'started', NULL, ?, ?, ?, ?, 0) ON CONFLICT ("key") DO NOTHING`
+	selectOperationSQL = `SELECT ` + operationColumns + ` FROM operations WHERE "key" = ?`
+	operationExistsSQL = `SELECT 1 FROM operations WHERE "key" = ?`
+	claimOperationSQL  = `UPDATE operations SET status = 'started', owner = ?, lease_until = ?, updated_at = ? WHERE "key" = ? AND status = 'unknown'`
+	expireLeasesSQL    = `UPDATE operations SET status = 'unknown', updated_at = ? WHERE status = 'started' AND lease_until < ?`
+	abandonOwnerSQL    = `UPDATE operations SET status = 'unknown', updated_at = ? WHERE status = 'started' AND (? = '' OR owner = ?)`
+	listOperationsSQL  = `SELECT ` + operationColumns + ` FROM operations WHERE status = ? ORDER BY created_at, rowid LIMIT ?`
+	deleteOperationSQL = `DELETE FROM operations WHERE "key" = ?`
+	settleOperationSQL = `UPDATE operations SET status = ?, result = ?, updated_at = ?, completed_at = CASE WHEN ? THEN ? ELSE completed_at END WHERE "key" = ?`
+)
+
+// scanOperation reads one operation row.
+func scanOperation(row interface{ Scan(...any) error }) (*types.Operation, error) {
+	var op types.Operation
+	err := row.Scan(&op.Key, &op.ArgsHash, &op.RunID, &op.Tool, &op.Status, jsonColumn{&op.Result}, &op.Owner,
+		timeColumn{&op.LeaseUntil}, timeColumn{&op.CreatedAt}, timeColumn{&op.UpdatedAt}, timeColumn{&op.CompletedAt})
+	if err != nil {
+		return nil, err
+	}
+	return &op, nil
+}
+
+// BeginOperation inserts op as started unless its key exists; the primary
+// key decides between concurrent callers. An empty Owner is Options.Owner; a
+// zero CreatedAt is now and a zero UpdatedAt is CreatedAt. The record is
+// durable (committed, fsynced) before BeginOperation returns.
+func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types.Operation, bool, error) {
+	owner := op.Owner
+	if owner == "" {
+		owner = s.opts.Owner
+	}
+	created := op.CreatedAt
+	if created.IsZero() {
+		created = s.opts.Clock.Now()
+	}
+	updated := op.UpdatedAt
+	if updated.IsZero() {
+		updated = created
+	}
+	args := []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated)}
+	var existing *types.Operation
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		n, err := tx.affected(ctx, beginOperationSQL, args...)
+		if err != nil || n == 1 {
+			return err
+		}
+		st, err := tx.stmt(ctx, selectOperationSQL)
+		if err != nil {
+			return err
+		}
+		existing, err = scanOperation(st.QueryRowContext(ctx, op.Key))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlite: begin operation %q: %w", op.Key, err)
+	}
+	return existing, existing == nil, nil
+}
+
+// GetOperation reads the operation, or answers store.ErrNotFound.
+func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	op, err := scanOperation(s.readDB.QueryRowContext(ctx, selectOperationSQL, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: get operation %q: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.readErr("get operation "+key, err)
+	}
+	return op, nil
+}
+
+// ClaimOperation moves an unknown operation back to started under owner.
+// It answers store.ErrNotFound when no operation has the key.
+func (s *Store) ClaimOperation(ctx context.Context, key, owner string, leaseUntil time.Time) (bool, error) {
+	now := nanos(s.opts.Clock.Now())
+	var claimed bool
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		n, err := tx.affected(ctx, claimOperationSQL, owner, nanos(leaseUntil), now, key)
+		if err != nil {
+			return err
+		}
+		if claimed = n == 1; claimed {
+			return nil
+		}
+		exists, err := tx.exists(ctx, operationExistsSQL, key)
+		if err == nil && !exists {
+			err = store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlite: claim operation %q: %w", key, err)
+	}
+	return claimed, nil
+}
+
+// ExpireLeases turns started operations whose lease ended before now (a
+// zero lease counts as ended) into unknown ones.
+func (s *Store) ExpireLeases(ctx context.Context, now time.Time) (int, error) {
+	n, err := s.update(ctx, expireLeasesSQL, nanos(now), nanos(now))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: expire leases: %w", err)
+	}
+	return int(n), nil
+}
+
+// AbandonOwner turns the started operations of owner (of everyone when
+// owner is "") into unknown ones.
+func (s *Store) AbandonOwner(ctx context.Context, owner string) (int, error) {
+	n, err := s.update(ctx, abandonOwnerSQL, nanos(s.opts.Clock.Now()), owner, owner)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: abandon owner %q: %w", owner, err)
+	}
+	return int(n), nil
+}
+
+// update runs one statement as a write and returns the rows it changed.
+func (s *Store) update(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+		n, err = tx.affected(ctx, query, args...)
+		return err
+	})
+	return n, err
+}
+
+// ListOperations returns the operations in status, oldest (CreatedAt, then
+// insertion) first; a limit of 0 or less means 100.
+func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	rows, err := s.readDB.QueryContext(ctx, listOperationsSQL, string(status), limit)
+	if err != nil {
+		return nil, s.readErr("list operations", err)
+	}
+	defer rows.Close()
+	var out []types.Operation
+	for rows.Next() {
+		op, err := scanOperation(rows)
+		if err != nil {
+			return nil, s.readErr("list operations", err)
+		}
+		out = append(out, *op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr("list operations", err)
+	}
+	return out, nil
+}

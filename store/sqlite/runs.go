@@ -1,0 +1,104 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+const (
+	insertRunSQL = `INSERT INTO runs (id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	selectRunSQL = `SELECT id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at
+FROM runs WHERE id = ?`
+	admitStepSQL = `UPDATE runs SET step = step + 1, updated_at = ?
+WHERE id = ? AND (max_steps <= 0 OR step < max_steps) RETURNING step`
+	runExistsSQL = `SELECT 1 FROM runs WHERE id = ?`
+)
+
+// CreateRun inserts the run with Step and Version 0. An InitialState left
+// nil is taken from State; a zero CreatedAt is now and a zero UpdatedAt is
+// CreatedAt.
+func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
+	principal, err := json.Marshal(run.Principal)
+	if err != nil {
+		return fmt.Errorf("sqlite: create run %q: principal: %w", run.ID, err)
+	}
+	initial := run.InitialState
+	if initial == nil {
+		initial = run.State
+	}
+	created := run.CreatedAt
+	if created.IsZero() {
+		created = s.opts.Clock.Now()
+	}
+	updated := run.UpdatedAt
+	if updated.IsZero() {
+		updated = created
+	}
+	args := []any{run.ID, run.Owner, string(principal), jsonText(run.State), jsonText(initial),
+		run.MaxSteps, nanos(created), nanos(updated)}
+	return s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		n, err := tx.affected(ctx, insertRunSQL, args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: create run %q: %w", run.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("sqlite: create run %q: %w", run.ID, store.ErrRunExists)
+		}
+		return nil
+	})
+}
+
+// GetRun reads the run, or answers store.ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	var run types.Run
+	var principal string
+	err := s.readDB.QueryRowContext(ctx, selectRunSQL, id).Scan(&run.ID, &run.Owner, &principal,
+		jsonColumn{&run.State}, jsonColumn{&run.InitialState}, &run.Step, &run.Version, &run.MaxSteps,
+		timeColumn{&run.CreatedAt}, timeColumn{&run.UpdatedAt})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: get run %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.readErr("get run "+id, err)
+	}
+	if err := decodeExact([]byte(principal), &run.Principal); err != nil {
+		return nil, fmt.Errorf("sqlite: get run %q: principal: %w", id, err)
+	}
+	return &run, nil
+}
+
+// AdmitStep takes the run's next step number in one UPDATE, so that
+// concurrent admissions never share a number.
+func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
+	now := nanos(s.opts.Clock.Now())
+	var step int64
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		err := tx.queryRow(ctx, admitStepSQL, []any{now, runID}, &step)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		exists, err := tx.exists(ctx, runExistsSQL, runID)
+		switch {
+		case err != nil:
+			return err
+		case !exists:
+			return store.ErrNotFound
+		default:
+			return store.ErrStepBudget
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: admit step on run %q: %w", runID, err)
+	}
+	return step, nil
+}
