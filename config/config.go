@@ -221,4 +221,10 @@ type Lookup struct {
 	Expect string `yaml:"expect" json:"expect,omitempty"`
 	// Found (verify) is true when the write is seen to have happened.
 	Found string `yaml:"found" json:"found,omitempty"`
+	// Result (verify, optional) picks the data a verified call returns from
+	// the read's answer, e.g.
+	// "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]".
+	// Without it the verified call returns the whole answer and `state:`
+	// updates that expect the tool's own answer are skipped.
+	Result string `yaml:"result" json:"result,omitempty"`
 }

@@ -53,6 +53,10 @@ type Compiled struct {
 	OwnerArgs, VerifyArgs map[string]*expr.Program
 	// OwnerExpect and VerifyFound judge the lookup's result.
 	OwnerExpect, VerifyFound *expr.Program
+	// VerifyResult, when the verify block has `result:`, picks the data a
+	// verified call returns out of the verify read's answer (so `state:`
+	// updates see the same shape as the tool's own answer).
+	VerifyResult *expr.Program
 	// PathParams are the arguments named in Request.Path, in order.
 	PathParams []string
 	// Required are the required arguments, in schema order.
@@ -136,6 +140,13 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			args, judge, ps := v.compileLookup(name, "verify", spec)
 			add(ps...)
 			c.VerifyArgs, c.VerifyFound = args, judge
+			if spec.Result != "" {
+				prog, err := env.Compile(spec.Result)
+				if err != nil {
+					add(&Problem{Tool: name, Key: "verify.result", Why: err.Error()})
+				}
+				c.VerifyResult = prog
+			}
 		}
 	}
 	if len(problems) > 0 {

@@ -1,0 +1,115 @@
+// Command toolgate is the toolgate server, MCP server and command line.
+//
+// Exit codes: 0 success; 1 the command failed (a problem it names); 2 the
+// command line was wrong (usage printed).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand: Run gets the arguments after its name.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env is what a command reads and writes besides its arguments.
+type env struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	getenv         func(string) string
+}
+
+// errUsage marks a command-line mistake (exit code 2).
+var errUsage = errors.New("usage")
+
+var commands = map[string]command{}
+
+func register(name, summary string, run func(ctx context.Context, env *env, args []string) error) {
+	commands[name] = command{summary: summary, run: run}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "toolgate: unknown command %q\n\n", args[0])
+		usage(e.stderr)
+		return 2
+	}
+	err := cmd.run(ctx, e, args[1:])
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(e.stderr, "toolgate %s: %v\n", args[0], err)
+		return 2
+	}
+	fmt.Fprintf(e.stderr, "toolgate %s: %v\n", args[0], err)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "toolgate: the safe path between an LLM agent and the tools that act on the world.")
+	fmt.Fprintln(w, "\nUsage: toolgate <command> [flags]   (toolgate <command> --help for an example)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 success, 1 failure (the message says why), 2 wrong usage.")
+}
+
+// flags makes a FlagSet whose --help prints the summary, the flags and an
+// example.
+func flags(e *env, name, synopsis, example string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n", name, synopsis, commands[name].summary)
+		fs.PrintDefaults()
+		fmt.Fprintf(w, "\nExample:\n  %s\n", strings.ReplaceAll(example, "\n", "\n  "))
+	}
+	return fs
+}
+
+// parse parses flags, mapping mistakes to errUsage.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}

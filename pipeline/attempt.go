@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/retry"
+	"github.com/toolgate/toolgate/types"
+)
+
+// outcome is what the attempts of one tool produced.
+type outcome struct {
+	resp     *execute.Response
+	fail     *execute.Failure
+	open     *breaker.OpenError
+	attempts int
+	retries  int
+	reason   string // why the retries stopped
+}
+
+// attempt runs a tool against its dependency: breaker, attempt, classify,
+// decide, back off, again. It never re-sends a write whose outcome is
+// unknown unless the dependency honours the operation key.
+func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, args map[string]any) outcome {
+	depName := spec.Dependency
+	if depName == "" {
+		depName = "tool:" + spec.Name
+	}
+	dep := p.tools.Dependencies[spec.Dependency]
+	var bset config.Breaker
+	var budgetCfg config.RetryBudget
+	if dep != nil {
+		bset, budgetCfg = dep.Breaker, dep.RetryBudget
+	}
+	br := p.breakers.Get(depName, bset)
+	budget := p.budgets.Get(depName, budgetCfg)
+	budget.RecordCall()
+	policy := retry.PolicyFrom(spec.Retry)
+	key := ""
+	if spec == f.spec {
+		key = f.key
+	}
+	a := &execute.Attempt{Tool: spec, Dependency: dep, Args: args, OperationKey: key}
+	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
+
+	var out outcome
+	for {
+		ticket, err := br.Allow()
+		if err != nil {
+			var open *breaker.OpenError
+			if errors.As(err, &open) {
+				out.open = open
+			}
+			out.reason = "circuit open"
+			return out
+		}
+		out.attempts++
+		resp, fail := p.exec.Do(ctx, a)
+		br.Done(ticket, breakerOutcome(fail))
+		if fail == nil {
+			out.resp, out.fail = resp, nil
+			return out
+		}
+		out.fail = fail
+		if fail.Kind == execute.KindCanceled {
+			out.reason = "call deadline reached"
+			return out
+		}
+		remaining := time.Duration(0)
+		if !f.deadline.IsZero() {
+			remaining = f.deadline.Sub(p.clock.Now())
+			if remaining <= 0 {
+				out.reason = "call deadline reached"
+				return out
+			}
+		}
+		d := retry.Decide(retry.Input{
+			Policy: policy, Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && key != "",
+			Failure:  retry.Failure{Transient: fail.Transient, Delivered: fail.Delivered, Status: fail.Status, RetryAfter: fail.RetryAfter},
+			Attempts: out.attempts, Remaining: remaining, AttemptTimeout: attemptTimeout, Rand: p.rand.Float64(),
+		})
+		if !d.Retry {
+			out.reason = d.Reason
+			return out
+		}
+		if !budget.TryRetry() {
+			out.reason = "retry budget exhausted"
+			return out
+		}
+		if err := p.clock.Sleep(ctx, d.Wait); err != nil {
+			out.reason = "call deadline reached"
+			return out
+		}
+		out.retries++
+	}
+}
+
+func breakerOutcome(f *execute.Failure) breaker.Outcome {
+	switch {
+	case f == nil:
+		return breaker.Success
+	case f.Kind == execute.KindCanceled:
+		return breaker.Ignore
+	case f.Transient:
+		return breaker.Failure
+	case f.Kind == execute.KindStatus:
+		// The dependency answered, even if it said no: it is healthy.
+		return breaker.Success
+	}
+	return breaker.Ignore
+}
+
+// failed turns the last failure of a call's attempts into its envelope.
+func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
+	f.attempts, f.retries = out.attempts, out.retries
+	if out.fail == nil {
+		if out.open != nil {
+			f.wait = out.open.RetryIn
+			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})
+		}
+		return envelope.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
+	}
+	fail := out.fail
+	f.delivered = fail.Delivered
+	f.status = fail.Status
+	f.wait = fail.RetryAfter
+	code := fail.Code
+	msg := fail.Message
+	if out.attempts > 1 || out.reason != "" {
+		msg = fmt.Sprintf("%s (%d %s; stopped: %s)", msg, out.attempts, pluralWord(out.attempts, "attempt"), out.reason)
+	}
+	switch {
+	case fail.Kind == execute.KindCanceled:
+		code = types.CodeTimeoutUnknownOutcome
+		if f.spec.Effect.SafeToRepeat() || !fail.Delivered {
+			code = types.CodeTimeout
+		}
+		msg = fmt.Sprintf("%s did not finish within the call's deadline of %s", f.spec.Name, f.spec.Timeout.Total)
+	case (code == types.CodeTimeoutUnknownOutcome) && f.spec.Effect.SafeToRepeat():
+		code = types.CodeTimeout
+	}
+	res := envelope.Fail(code, msg, types.Meta{})
+	if out.open != nil && f.wait == 0 {
+		f.wait = out.open.RetryIn
+	}
+	return res
+}
+
+func pluralWord(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}

@@ -1,0 +1,199 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// flight is the working state of one call on its way through the stages.
+type flight struct {
+	call     *types.Call
+	run      *types.Run
+	state    map[string]any
+	started  time.Time
+	deadline time.Time // on the pipeline's clock
+	checked  *validate.Checked
+	spec     *config.Tool
+	dep      *config.Dependency
+	depName  string
+	key      string
+	step     int64
+
+	attempts  int
+	retries   int
+	delivered bool // the last failure may have reached the dependency
+	status    int
+	wait      time.Duration // advice: come back after
+	verified  bool
+	replayOf  *types.Operation
+	opUpdate  *store.OperationUpdate
+	ruleNext  types.Next
+	note      string
+}
+
+// Call runs one tool call through the seven stages and returns its result.
+// The error is non-nil only when there is no run to record the call in
+// (ErrUnknownRun) or the store cannot be read; every other outcome, tool
+// failures included, is a result with ok false.
+//
+// ctx governs admission only: once a call is admitted it runs to its own
+// deadline and records its outcome even if ctx is cancelled, so an impatient
+// client never leaves an unknown outcome behind.
+func (p *Pipeline) Call(ctx context.Context, call *types.Call) (*types.Result, error) {
+	run, err := p.store.GetRun(ctx, call.RunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownRun, call.RunID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if call.CallID == "" {
+		call.CallID = NewCallID()
+	}
+	f := &flight{call: call, run: run, started: p.clock.Now()}
+	// From here on the call is recorded whatever happens, even if the client
+	// goes away.
+	ctx = context.WithoutCancel(ctx)
+	res := p.run(ctx, f)
+	return p.finish(ctx, f, res), nil
+}
+
+// run is the path of one admitted call: it returns the envelope of whatever
+// happened, before observation and recording.
+func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("panic in pipeline", "tool", f.call.Tool, "run", f.call.RunID, "panic", fmt.Sprint(v))
+			res = envelope.Panic(v, types.Meta{})
+			f.delivered = f.attempts > 0
+		}
+	}()
+	if f.run.MaxSteps > 0 && f.run.Step >= f.run.MaxSteps {
+		return p.exhausted(f)
+	}
+
+	// 1 validate: the pure checks, cheapest first, then ownership (I/O) last.
+	st, err := state.Decode(f.run.State)
+	if err != nil {
+		return envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
+	}
+	f.state = st
+	checked, refusal := p.validator.Check(&validate.Input{
+		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
+		State: st, RunID: f.run.ID, CallID: f.call.CallID,
+	})
+	if checked != nil {
+		f.bind(checked, p.tools)
+	}
+	if refusal == nil && f.spec.Owner != nil {
+		refusal = p.checkOwner(ctx, f)
+	}
+	if step, err := p.store.AdmitStep(ctx, f.run.ID); err != nil {
+		if errors.Is(err, store.ErrStepBudget) {
+			return p.exhausted(f)
+		}
+		return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
+	} else {
+		f.step = step
+	}
+	if refusal != nil {
+		return p.refused(f, refusal)
+	}
+
+	// The call now runs to its own deadline.
+	f.deadline = f.started.Add(f.spec.Timeout.Total.D())
+	ctx, cancel := context.WithTimeout(ctx, f.spec.Timeout.Total.D())
+	defer cancel()
+
+	// 2 execute: a write's intent is durable before its first attempt.
+	if f.spec.Effect == types.EffectWrite {
+		if res := p.begin(ctx, f); res != nil {
+			return res
+		}
+	}
+	// 2-3 attempts, with retries only when transient and safe.
+	out := p.attempt(ctx, f, f.spec, f.checked.Args)
+	f.attempts, f.retries = out.attempts, out.retries
+	if out.resp != nil {
+		f.settle(types.OpCompleted)
+		return envelope.OK(out.resp.Data, types.Meta{})
+	}
+	res = p.failed(f, out)
+	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
+		return p.unknownOutcome(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite {
+		// Nothing happened: forget the intent so the operation may run again.
+		f.settle("")
+	}
+	return res
+}
+
+// bind records what validation resolved: the tool, its dependency, the
+// operation key.
+func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
+	f.checked = c
+	f.spec = c.Tool.Spec
+	f.depName = f.spec.Dependency
+	if f.depName == "" {
+		f.depName = "tool:" + f.spec.Name
+	}
+	f.dep = cfg.Dependencies[f.spec.Dependency]
+	if f.spec.Effect != types.EffectRead {
+		f.key = operationKey(c, f.run.ID)
+	}
+}
+
+// operationKey derives the identity of a write from the operation, never the
+// attempt: the tool's template, or a hash of (run, tool, canonical args).
+func operationKey(c *validate.Checked, runID string) string {
+	if c.Tool.KeyTemplate != nil {
+		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
+			return k
+		}
+	}
+	id := make([]byte, 0, len(runID)+len(c.Tool.Name)+len(c.Canonical)+2)
+	id = append(append(append(append(append(id, runID...), 0), c.Tool.Name...), 0), c.Canonical...)
+	h := expr.Hash(id)
+	return "op:" + c.Tool.Name + ":" + h
+}
+
+func (f *flight) settle(status types.OpStatus) {
+	if f.spec.Effect != types.EffectWrite || f.key == "" {
+		return
+	}
+	f.opUpdate = &store.OperationUpdate{Key: f.key, Status: status}
+}
+
+func (p *Pipeline) exhausted(f *flight) *types.Result {
+	return envelope.Fail(types.CodeStepBudgetExhausted,
+		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", f.run.MaxSteps), types.Meta{})
+}
+
+func (p *Pipeline) refused(f *flight, r *validate.Refusal) *types.Result {
+	if r.Rule >= 0 {
+		f.ruleNext = ruleNext(r)
+	}
+	return envelope.Fail(r.Code, r.Message, types.Meta{})
+}
+
+func ruleNext(r *validate.Refusal) types.Next {
+	if r.Approval {
+		return types.NextWait
+	}
+	return ""
+}
+
+// keyHonoured says the dependency dedupes this tool's writes by the
+// operation key it is sent.
+func (f *flight) keyHonoured() bool { return f.spec.Idempotency.Header != "" && f.key != "" }

@@ -1,0 +1,152 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
+	"github.com/toolgate/toolgate/observe"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// finish is stages 4 to 7 for every call: complete the envelope, write the
+// observation, build the execution row, apply the state, and commit row,
+// ledger status and state in one transaction.
+func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *types.Result {
+	effect := types.Effect("")
+	facts := &observe.Facts{Status: f.status, RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext}
+	m := &res.Meta
+	m.RunID, m.Step, m.Tool, m.CallID = f.run.ID, f.step, f.call.Tool, f.call.CallID
+	m.Attempts, m.IdempotencyKey, m.Verified = f.attempts, f.key, m.Verified || f.verified
+	if f.spec != nil {
+		effect = f.spec.Effect
+		m.Dependency = f.spec.Dependency
+		facts.Effect, facts.Dependency = effect, f.spec.Dependency
+		facts.ReadTimeout, facts.MaxBytes = f.spec.Timeout.Read.D(), f.spec.MaxObservationBytes
+		if f.spec.Verify != nil {
+			facts.VerifyWith = f.spec.Verify.Lookup
+		}
+	}
+	if f.replayOf != nil {
+		at := f.replayOf.CompletedAt
+		if at.IsZero() {
+			at = f.replayOf.UpdatedAt
+		}
+		m.CompletedAt, facts.CompletedAt = &at, at
+	}
+	envelope.Settle(res, effect, f.delivered)
+	if m.Replayed && res.OK {
+		m.SideEffect = types.SideEffectCommitted
+	}
+	finished := p.clock.Now()
+	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
+
+	var patchFor func(map[string]any) (json.RawMessage, error)
+	if res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
+		patchFor = func(st map[string]any) (json.RawMessage, error) {
+			vars := *f.checked.Vars
+			vars.State = st
+			d, err := expr.Decode(res.Data)
+			if err != nil {
+				return nil, err
+			}
+			vars.Result = d
+			patch, err := state.Patch(f.checked.Tool.StateExprs, &vars)
+			if err != nil {
+				return nil, err
+			}
+			return expr.Canonical(patch), nil
+		}
+	}
+	// A dry run of the state update, so the observation can say if it failed.
+	if patchFor != nil {
+		if _, err := patchFor(f.state); err != nil {
+			facts.Note = "The run's state was not updated: " + err.Error() + "."
+			patchFor = nil
+		}
+	}
+	observe.Annotate(res, facts)
+
+	envelopeForOp := res
+	if err := p.commit(ctx, f, res, patchFor); err != nil {
+		p.log.Error("commit failed", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
+		failed := envelope.Fail(types.CodeInternalError, "toolgate could not record the outcome of this call.", *m)
+		failed.Meta.Next = types.NextEscalate
+		if f.attempts > 0 && effect == types.EffectWrite {
+			failed.Meta.SideEffect = types.SideEffectUnknown
+			failed.Observation = "toolgate could not record the outcome of this call (internal_error). The action MAY have been carried out; do not repeat it as a new action. Repeating this exact call is safe: toolgate will check before sending anything. If that fails too, escalate."
+			failed.Meta.Next = types.NextVerify
+		} else {
+			failed.Meta.SideEffect = types.SideEffectNone
+			failed.Observation = "toolgate could not record this call (internal_error); nothing was done. Try again shortly, or escalate if it keeps happening."
+		}
+		envelopeForOp = failed
+	}
+	if f.key != "" && f.opUpdate != nil {
+		p.waiters.notify(f.key)
+	}
+	p.log.LogAttrs(ctx, levelFor(envelopeForOp), "call",
+		slogAttrs(envelopeForOp)...)
+	return envelopeForOp
+}
+
+// commit writes the call's records in one transaction, re-reading the run
+// and re-applying the (pure) state update when another call of the same run
+// committed first.
+func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, patchFor func(map[string]any) (json.RawMessage, error)) error {
+	run := f.run
+	st := f.state
+	for {
+		var patch, newState json.RawMessage
+		if patchFor != nil {
+			var err error
+			if patch, err = patchFor(st); err != nil {
+				patch = nil
+			} else if newState, err = state.ApplyRaw(run.State, patch); err != nil {
+				return err
+			}
+		}
+		argsHash := ""
+		if f.checked != nil {
+			argsHash = f.checked.ArgsHash
+		}
+		row, err := monitor.Row(&monitor.Facts{
+			Call: f.call, Result: res, Dependency: res.Meta.Dependency, ArgsHash: argsHash,
+			Retries: f.retries, Started: f.started, Finished: p.clock.Now(), StatePatch: patch,
+		})
+		if err != nil {
+			return err
+		}
+		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
+		if f.opUpdate != nil {
+			u := *f.opUpdate
+			u.At = row.FinishedAt
+			if u.Status != "" {
+				u.Result = row.Result
+			}
+			c.Operation = &u
+		}
+		err = p.store.Commit(ctx, c)
+		if errors.Is(err, store.ErrVersionConflict) {
+			if run, err = p.store.GetRun(ctx, run.ID); err != nil {
+				return err
+			}
+			if st, err = state.Decode(run.State); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, s := range p.sinks {
+			s.Record(row)
+		}
+		return nil
+	}
+}

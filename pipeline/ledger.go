@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// begin writes the operation's intent to the ledger before anything is
+// sent. It returns nil when this call owns the operation and must execute
+// it, or the result of a call that must not execute (a replay, a conflict,
+// an operation still in flight, an unknown outcome being verified).
+func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
+	for {
+		op := &types.Operation{
+			Key: f.key, ArgsHash: f.checked.ArgsHash, RunID: f.run.ID, Tool: f.spec.Name,
+			Status: types.OpStarted, Owner: p.owner,
+			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
+		}
+		existing, began, err := p.store.BeginOperation(ctx, op)
+		if err != nil {
+			p.log.Error("ledger begin failed", "key", f.key, "err", err)
+			return envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
+		}
+		if began {
+			return nil
+		}
+		if existing.ArgsHash != f.checked.ArgsHash {
+			return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+				"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
+				f.key), types.Meta{})
+		}
+		switch existing.Status {
+		case types.OpCompleted:
+			return p.replay(f, existing)
+		case types.OpUnknown:
+			if f.keyHonoured() {
+				// The dependency dedupes by our key: sending again is safe
+				// and is the way to learn the outcome.
+				claimed, err := p.store.ClaimOperation(ctx, f.key, p.owner, f.deadline.Add(p.margin))
+				if err != nil {
+					return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{})
+				}
+				if claimed {
+					return nil
+				}
+				continue
+			}
+			return p.verifyUnknown(ctx, f, existing)
+		}
+		// Started by another call: wait for its outcome until our deadline.
+		op, err = p.await(ctx, f.key)
+		switch {
+		case err != nil:
+			f.wait = time.Second
+			return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{})
+		case op == nil:
+			continue // the other call proved nothing happened: begin afresh
+		case op.ArgsHash != f.checked.ArgsHash:
+			continue // loop to report the conflict
+		case op.Status == types.OpCompleted:
+			return p.replay(f, op)
+		case f.keyHonoured():
+			continue // unknown: claim it on the next turn
+		default:
+			return p.verifyUnknown(ctx, f, op)
+		}
+	}
+}
+
+// replay answers a repeat of a completed operation with its stored result;
+// nothing is sent downstream.
+func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
+	var stored types.Result
+	if err := json.Unmarshal(op.Result, &stored); err != nil {
+		return envelope.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
+	}
+	f.replayOf = op
+	if stored.OK {
+		res := envelope.OK(stored.Data, types.Meta{Replayed: true})
+		res.Meta.Verified = stored.Meta.Verified
+		return res
+	}
+	res := envelope.Fail(stored.Error.Code, stored.Error.Message, types.Meta{Replayed: true})
+	return res
+}
+
+// await waits for another call's started operation to end. It returns the
+// operation once it is no longer started, nil if its record was removed
+// (nothing happened), or ctx's error at the deadline.
+func (p *Pipeline) await(ctx context.Context, key string) (*types.Operation, error) {
+	delay := 5 * time.Millisecond
+	for {
+		ch := p.waiters.wait(key)
+		op, err := p.store.GetOperation(ctx, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if op.Status != types.OpStarted {
+			return op, nil
+		}
+		if now := p.clock.Now(); op.LeaseUntil.Before(now) {
+			// Its owner is presumed dead: the outcome is unknown.
+			if _, err := p.store.ExpireLeases(ctx, now); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
+		delay = min(delay*2, 250*time.Millisecond)
+	}
+}
+
+// waiters wakes calls waiting in this process for an operation's outcome;
+// other processes poll.
+type waiters struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (w *waiters) wait(key string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]chan struct{}{}
+	}
+	ch, ok := w.m[key]
+	if !ok {
+		ch = make(chan struct{})
+		w.m[key] = ch
+	}
+	return ch
+}
+
+func (w *waiters) notify(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ch, ok := w.m[key]; ok {
+		close(ch)
+		delete(w.m, key)
+	}
+}

@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// lookup runs a read tool on the pipeline's behalf (ownership and verify
+// reads): breaker and retries as for any read, no ledger, no row of its own.
+func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
+	c, ok := p.validator.Tool(tool)
+	if !ok {
+		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
+	}
+	decoded, err := expr.DecodeObject(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline}
+	out := p.attempt(ctx, lf, c.Spec, decoded)
+	if out.resp != nil {
+		return out.resp.Data, nil, nil
+	}
+	if out.fail == nil && out.open != nil {
+		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}, nil
+	}
+	return nil, out.fail, nil
+}
+
+// checkOwner is the last validation step: the object must belong to the
+// principal, by the tool's owner lookup.
+func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
+	owner := f.spec.Owner
+	args, err := p.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
+	if err != nil {
+		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
+	}
+	data, fail, err := p.lookup(ctx, f, owner.Lookup, args)
+	switch {
+	case err != nil:
+		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
+	case fail != nil && fail.Code == types.CodeRejected:
+		// The lookup says there is no such object for us to see.
+		return validate.NotOwner(f.checked)
+	case fail != nil:
+		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
+	}
+	ok, err := p.validator.OwnerAccepts(f.checked, data)
+	if err != nil || !ok {
+		return validate.NotOwner(f.checked)
+	}
+	return nil
+}
+
+// verify runs the tool's verify read: found reports whether the write is
+// seen to have happened.
+func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
+	v := f.spec.Verify
+	args, err := p.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	if err != nil {
+		return false, nil, "the verify read could not be prepared: " + err.Error()
+	}
+	data, fail, err := p.lookup(ctx, f, v.Lookup, args)
+	if err != nil {
+		return false, nil, err.Error()
+	}
+	if fail != nil {
+		return false, nil, fmt.Sprintf("the verify read %s failed: %s", v.Lookup, fail.Message)
+	}
+	vars := *f.checked.Vars
+	decoded, err := expr.Decode(data)
+	if err != nil {
+		return false, nil, "the verify read's answer could not be read"
+	}
+	vars.Result = decoded
+	ok, err := f.checked.Tool.VerifyFound.EvalBool(&vars)
+	if err != nil {
+		return false, nil, "the verify condition could not be evaluated: " + err.Error()
+	}
+	if !ok {
+		return false, data, fmt.Sprintf("%s did not show it", v.Lookup)
+	}
+	if pick := f.checked.Tool.VerifyResult; pick != nil {
+		if picked, err := pick.Eval(&vars); err == nil {
+			return true, expr.Canonical(picked), ""
+		}
+	}
+	return true, data, ""
+}
+
+// unknownOutcome handles this call's own write whose outcome is unknown:
+// never re-sent blindly; settled by the verify read when there is one.
+func (p *Pipeline) unknownOutcome(ctx context.Context, f *flight, res *types.Result) *types.Result {
+	if f.spec.Verify == nil {
+		f.settle(types.OpUnknown)
+		return res
+	}
+	return p.settleByVerify(ctx, f, res.Error.Message)
+}
+
+// verifyUnknown handles a repeat of an operation whose outcome is unknown:
+// verify before anything else.
+func (p *Pipeline) verifyUnknown(ctx context.Context, f *flight, op *types.Operation) *types.Result {
+	f.delivered = true
+	if f.spec.Verify == nil {
+		return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("an earlier attempt of operation %s may or may not have been carried out, and toolgate will not send it again without a verify read", op.Key), types.Meta{})
+	}
+	return p.settleByVerify(ctx, f, fmt.Sprintf("an earlier attempt of operation %s ended without a clear answer", op.Key))
+}
+
+func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *types.Result {
+	found, data, why := p.verify(ctx, f)
+	if found {
+		f.verified = true
+		f.settle(types.OpCompleted)
+		res := envelope.OK(data, types.Meta{Verified: true})
+		return res
+	}
+	f.settle(types.OpUnknown)
+	f.wait = f.spec.Timeout.Read.D()
+	return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("%s; %s", what, why), types.Meta{})
+}

@@ -1,0 +1,179 @@
+// Package pipeline composes the seven stages into one call path. It is the
+// only package that knows their order, and Call reads like the list:
+//
+//	1 validate   shape, types, constraints, permission, rules, then ownership
+//	2 execute    ledger first for writes (durable intent), then attempts with
+//	             per-phase timeouts, the operation key and the breaker
+//	3 retry      only when the failure is transient AND repeating is safe
+//	4 envelope   one result shape, whatever happened
+//	5 observe    what happened, what to do next, what was left out
+//	6 monitor    one execution row per call
+//	7 state      pure apply, committed with the row and the ledger in ONE
+//	             store transaction
+//
+// Resilience order, outside in: the call deadline, then the retry loop, then
+// the circuit breaker around each attempt, then the attempt's own connect and
+// read timeouts. The breaker is inside the retry loop, so a breaker that opens
+// mid-call stops the retries at once, and every attempt is counted by it.
+package pipeline
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/internal/clock"
+	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/retry"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// ErrUnknownRun is returned by Call for a run id the store does not hold.
+var ErrUnknownRun = errors.New("unknown run")
+
+// Config assembles a pipeline. Zero values are the documented defaults.
+type Config struct {
+	// Tools is the loaded, normalized configuration. Required.
+	Tools *config.Config
+	// Store keeps runs, executions and the operation ledger. Required.
+	Store store.Store
+	// Executor runs one attempt. Default: HTTP tools over an execute.HTTP,
+	// Go-function tools in process.
+	Executor execute.Executor
+	// Clock is the time source of the policies. Default: the wall clock.
+	Clock clock.Clock
+	// Rand is the jitter source. Default: a shared random source.
+	Rand clock.Rand
+	// Owner names this process in the ledger's leases. Default:
+	// hostname-pid-random.
+	Owner string
+	// Logger gets one line per call at info. Default: slog.Default().
+	Logger *slog.Logger
+	// Sinks see every execution row after it is committed (metrics, stats).
+	Sinks []Sink
+	// LeaseMargin is added to a call's deadline to make its ledger lease.
+	// Default 30s.
+	LeaseMargin time.Duration
+}
+
+// Sink is told about every committed execution row.
+type Sink interface {
+	Record(row *types.Execution)
+}
+
+// Pipeline runs calls. It is safe for concurrent use.
+type Pipeline struct {
+	tools     *config.Config
+	store     store.Store
+	exec      execute.Executor
+	httpExec  *execute.HTTP
+	clock     clock.Clock
+	rand      clock.Rand
+	owner     string
+	log       *slog.Logger
+	sinks     []Sink
+	margin    time.Duration
+	validator *validate.Validator
+	breakers  *breaker.Set
+	budgets   *retry.Budgets
+	waiters   waiters
+}
+
+// New checks cfg, compiles every schema and expression once, and returns a
+// pipeline ready for calls.
+func New(cfg *Config) (*Pipeline, error) {
+	if cfg.Tools == nil || cfg.Store == nil {
+		return nil, errors.New("pipeline: Tools and Store are required")
+	}
+	env, err := expr.NewEnv()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	v, err := validate.Compile(cfg.Tools, env)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{
+		tools:     cfg.Tools,
+		store:     cfg.Store,
+		exec:      cfg.Executor,
+		clock:     cfg.Clock,
+		rand:      cfg.Rand,
+		owner:     cfg.Owner,
+		log:       cfg.Logger,
+		sinks:     cfg.Sinks,
+		margin:    cfg.LeaseMargin,
+		validator: v,
+	}
+	if p.clock == nil {
+		p.clock = clock.Real{}
+	}
+	if p.rand == nil {
+		p.rand = clock.NewRand()
+	}
+	if p.owner == "" {
+		p.owner = defaultOwner()
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if p.margin == 0 {
+		p.margin = 30 * time.Second
+	}
+	if p.exec == nil {
+		p.httpExec = execute.NewHTTP(execute.HTTPOptions{Clock: p.clock})
+		p.exec = &execute.Router{HTTP: p.httpExec}
+	}
+	p.breakers = breaker.NewSet(p.clock)
+	p.budgets = retry.NewBudgets(p.clock)
+	return p, nil
+}
+
+// Close releases the pipeline's idle connections. It does not close the
+// store, which the caller owns.
+func (p *Pipeline) Close() {
+	if p.httpExec != nil {
+		p.httpExec.Close()
+	}
+}
+
+// Owner is this pipeline's name in the ledger's leases.
+func (p *Pipeline) Owner() string { return p.owner }
+
+// Validator gives access to the compiled tools (for exports and what-if).
+func (p *Pipeline) Validator() *validate.Validator { return p.validator }
+
+// Breakers returns the state of every circuit breaker this process holds.
+func (p *Pipeline) Breakers() []breaker.Snapshot { return p.breakers.Snapshots() }
+
+// Tools is the configuration the pipeline runs.
+func (p *Pipeline) Tools() *config.Config { return p.tools }
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(4))
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// NewCallID makes a call id for calls that come without one.
+func NewCallID() string { return "call_" + randomID(8) }
+
+// NewRunID makes a run id for runs created without one.
+func NewRunID() string { return "run_" + randomID(8) }
+
+// Now is the pipeline's clock.
+func (p *Pipeline) Now() time.Time { return p.clock.Now() }
