@@ -197,7 +197,9 @@ func TestDedupeUnderConcurrency(t *testing.T) {
 		if r.Meta.Replayed {
 			replayed++
 		}
-		var d struct{ RefundID string `json:"refund_id"` }
+		var d struct {
+			RefundID string `json:"refund_id"`
+		}
 		json.Unmarshal(r.Data, &d)
 		if d.RefundID != "RF-99203" {
 			t.Errorf("caller got refund %q", d.RefundID)
@@ -264,7 +266,7 @@ func TestBigIntegersExact(t *testing.T) {
 		},
 		mutate: func(cfg *config.Config) {
 			cfg.Tools["post_ledger"] = &config.Tool{Description: "Post a ledger entry.", Dependency: "payments", Effect: "idempotent",
-				Request: &config.Request{Method: "POST", Path: "/ledger"},
+				Request:     &config.Request{Method: "POST", Path: "/ledger"},
 				InputSchema: map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "integer"}}}}
 		},
 	})
