@@ -62,7 +62,11 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		out.attempts++
 		resp, fail := p.exec.Do(ctx, a)
-		br.Done(ticket, breakerOutcome(fail))
+		health := breaker.Success
+		if fail != nil {
+			health = fail.BreakerOutcome()
+		}
+		br.Done(ticket, health)
 		if fail == nil {
 			out.resp, out.fail = resp, nil
 			return out
@@ -99,21 +103,6 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		out.retries++
 	}
-}
-
-func breakerOutcome(f *execute.Failure) breaker.Outcome {
-	switch {
-	case f == nil:
-		return breaker.Success
-	case f.Kind == execute.KindCanceled:
-		return breaker.Ignore
-	case f.Transient:
-		return breaker.Failure
-	case f.Kind == execute.KindStatus:
-		// The dependency answered, even if it said no: it is healthy.
-		return breaker.Success
-	}
-	return breaker.Ignore
 }
 
 // failed turns the last failure of a call's attempts into its envelope.

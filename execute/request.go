@@ -1,0 +1,183 @@
+package execute
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// builtRequest is the method, URL and body of an HTTP attempt, before it is
+// bound to a context.
+type builtRequest struct {
+	method string
+	url    string
+	body   []byte // nil for GET and DELETE
+}
+
+// buildRequest maps an attempt to method, URL and body: each {arg} of the
+// path is replaced by the path-escaped argument; the remaining arguments go
+// in the query string for GET and DELETE and in a JSON body otherwise.
+func buildRequest(a *Attempt) (builtRequest, error) {
+	if a.Tool == nil {
+		return builtRequest{}, errors.New("the attempt has no tool")
+	}
+	if a.Dependency == nil {
+		return builtRequest{}, errors.New("the tool has no dependency")
+	}
+	if a.Tool.Request == nil {
+		return builtRequest{}, errors.New("the tool has no request (method and path)")
+	}
+	method := strings.ToUpper(a.Tool.Request.Method)
+	if method == "" {
+		method = http.MethodPost
+	}
+
+	rest := make(map[string]any, len(a.Args))
+	for k, v := range a.Args {
+		rest[k] = v
+	}
+	path, err := expandPath(a.Tool.Request.Path, rest)
+	if err != nil {
+		return builtRequest{}, err
+	}
+	base, err := url.Parse(a.Dependency.BaseURL)
+	if err != nil {
+		return builtRequest{}, fmt.Errorf("bad base URL: %w", err)
+	}
+	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return builtRequest{}, fmt.Errorf("base URL %q is not an http or https URL", a.Dependency.BaseURL)
+	}
+	// The path template may carry a query of its own ("/orders?status=open").
+	ref, err := url.Parse(strings.TrimSuffix(base.EscapedPath(), "/") + path)
+	if err != nil {
+		return builtRequest{}, fmt.Errorf("bad path: %w", err)
+	}
+	u := *base
+	u.Path, u.RawPath, u.Fragment, u.RawFragment = ref.Path, ref.RawPath, "", ""
+	queries := []string{base.RawQuery, ref.RawQuery}
+
+	built := builtRequest{method: method}
+	if method == http.MethodGet || method == http.MethodDelete {
+		query, err := queryString(rest)
+		if err != nil {
+			return builtRequest{}, err
+		}
+		queries = append(queries, query)
+	} else {
+		built.body, err = marshalCanonical(rest)
+		if err != nil {
+			return builtRequest{}, fmt.Errorf("encoding the body: %w", err)
+		}
+	}
+	u.RawQuery = strings.Join(slices.DeleteFunc(queries, func(q string) bool { return q == "" }), "&")
+	built.url = u.String()
+	return built, nil
+}
+
+// bodyReader returns a fresh reader of the body, or nil.
+func (b builtRequest) bodyReader() io.Reader {
+	if b.body == nil {
+		return nil
+	}
+	return bytes.NewReader(b.body)
+}
+
+// expandPath replaces each {name} in the path template with the escaped
+// string form of args[name] and deletes the argument from args.
+func expandPath(template string, args map[string]any) (string, error) {
+	var out strings.Builder
+	rest := template
+	for {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			out.WriteString(rest)
+			return out.String(), nil
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("path %q has an unclosed {", template)
+		}
+		name := rest[open+1 : open+end]
+		value, ok := args[name]
+		if !ok {
+			return "", fmt.Errorf("the path %q needs argument %q, which the call did not supply", template, name)
+		}
+		text, err := scalarText(value)
+		if err != nil {
+			return "", fmt.Errorf("path argument %q: %w", name, err)
+		}
+		out.WriteString(rest[:open])
+		out.WriteString(url.PathEscape(text))
+		delete(args, name)
+		rest = rest[open+end+1:]
+	}
+}
+
+// queryString encodes arguments as a query string, keys sorted: scalars as
+// their literal, arrays as repeated keys, objects as compact JSON. A null
+// argument is left out: "absent" is how a query string says null.
+func queryString(args map[string]any) (string, error) {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	values := url.Values{}
+	for _, k := range keys {
+		v := args[k]
+		if v == nil {
+			continue
+		}
+		if list, ok := v.([]any); ok {
+			for _, item := range list {
+				text, err := scalarText(item)
+				if err != nil {
+					return "", fmt.Errorf("query argument %q: %w", k, err)
+				}
+				values.Add(k, text)
+			}
+			continue
+		}
+		text, err := scalarText(v)
+		if err != nil {
+			return "", fmt.Errorf("query argument %q: %w", k, err)
+		}
+		values.Add(k, text)
+	}
+	return values.Encode(), nil
+}
+
+// scalarText is an argument's string form in a path or query: a string as
+// is, a json.Number as its literal, anything else as compact JSON.
+func scalarText(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return v.String(), nil
+	}
+	b, err := marshalCanonical(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// marshalCanonical encodes v as compact JSON with object keys sorted,
+// json.Number written exactly and no HTML escaping: the canonical form of
+// arguments.
+func marshalCanonical(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,69 @@
+package execute
+
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/config"
+)
+
+func TestBuildRequest(t *testing.T) {
+	tests := []struct {
+		name       string
+		base       string
+		method     string
+		path       string
+		args       map[string]any
+		wantMethod string
+		wantURL    string
+		wantBody   string
+		wantErr    string
+	}{
+		{name: "base with a path and query", base: "http://127.0.0.1:1/api/?v=2", method: "GET", path: "/orders/{id}",
+			args: map[string]any{"id": "a b", "x": num("1")}, wantMethod: "GET",
+			wantURL: "http://127.0.0.1:1/api/orders/a%20b?v=2&x=1"},
+		{name: "query in the path template", base: "http://h/?key=k", method: "GET", path: "/orders?status=open",
+			args: map[string]any{"limit": num("5")}, wantMethod: "GET", wantURL: "http://h/orders?key=k&status=open&limit=5"},
+		{name: "escaped base path kept", base: "http://h/a%2Fb", method: "DELETE", path: "/{id}",
+			args: map[string]any{"id": "x/y"}, wantMethod: "DELETE", wantURL: "http://h/a%2Fb/x%2Fy"},
+		{name: "bad scheme", base: "127.0.0.1:9001", method: "GET", path: "/",
+			wantErr: `bad base URL: parse "127.0.0.1:9001": first path segment in URL cannot contain colon`},
+		{name: "no host", base: "http:///x", method: "GET", path: "/",
+			wantErr: `base URL "http:///x" is not an http or https URL`},
+		{name: "trailing slash joined", base: "http://127.0.0.1:1/api/", method: "GET", path: "/orders/{id}",
+			args: map[string]any{"id": num("7")}, wantMethod: "GET", wantURL: "http://127.0.0.1:1/api/orders/7"},
+		{name: "non-string path args as JSON", base: "http://h", method: "GET", path: "/{flag}/{list}",
+			args: map[string]any{"flag": true, "list": []any{num("1"), "a"}}, wantMethod: "GET",
+			wantURL: `http://h/true/%5B1%2C%22a%22%5D`},
+		{name: "empty method is POST", base: "http://h", path: "/x", args: map[string]any{"n": num("1.0")},
+			wantMethod: "POST", wantURL: "http://h/x", wantBody: `{"n":1.0}`},
+		{name: "PATCH body", base: "http://h", method: "patch", path: "/x/{id}", args: map[string]any{"id": "1", "q": "v"},
+			wantMethod: "PATCH", wantURL: "http://h/x/1", wantBody: `{"q":"v"}`},
+		{name: "unclosed brace", base: "http://h", method: "GET", path: "/x/{id",
+			wantErr: `path "/x/{id" has an unclosed {`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Attempt{
+				Tool:       &config.Tool{Request: &config.Request{Method: tt.method, Path: tt.path}},
+				Dependency: &config.Dependency{BaseURL: tt.base},
+				Args:       tt.args,
+			}
+			got, err := buildRequest(a)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.method != tt.wantMethod || got.url != tt.wantURL || string(got.body) != tt.wantBody {
+				t.Errorf("got %s %s %s, want %s %s %s", got.method, got.url, got.body, tt.wantMethod, tt.wantURL, tt.wantBody)
+			}
+			if len(tt.args) > 0 && len(a.Args) != len(tt.args) {
+				t.Error("buildRequest changed the attempt's args")
+			}
+		})
+	}
+}
