@@ -59,10 +59,10 @@ func TestFuncs(t *testing.T) {
 		{
 			name: "panic with a value",
 			fn: func(context.Context, json.RawMessage) (any, error) {
-				panic("ledger is\nclosed")
+				panic("secret token abc123\nclosed")
 			},
 			failure: &Failure{Kind: KindPanic, Delivered: true, Code: types.CodeInternalError,
-				Message: "lookup panicked: ledger is"},
+				Message: "lookup failed inside toolgate's host program (a string panic); this is a bug in the tool, not in the arguments"},
 		},
 		{
 			name: "runtime panic",
@@ -71,7 +71,7 @@ func TestFuncs(t *testing.T) {
 				return items[3], nil
 			},
 			failure: &Failure{Kind: KindPanic, Delivered: true, Code: types.CodeInternalError,
-				Message: "lookup panicked: runtime error: index out of range [3] with length 0"},
+				Message: "lookup failed inside toolgate's host program (a runtime.boundsError panic); this is a bug in the tool, not in the arguments"},
 		},
 		{
 			name: "transient FuncError, rate limited, not delivered",
