@@ -429,3 +429,60 @@ func TestClientCancelDoesNotAbandonTheWrite(t *testing.T) {
 		t.Fatalf("rows = %+v", rows)
 	}
 }
+
+// A write that times out with no honoured key and no verify read: not
+// retried, reported as a possible effect, and never re-sent on repeat.
+func TestTimeoutUnknownOutcomeIsNeverResent(t *testing.T) {
+	release := make(chan struct{})
+	b := setup(t, setupOpts{speed: 50, mutate: func(cfg *config.Config) { cfg.Tools["issue_refund"].Verify = nil }})
+	b.payments.Hold = func(int) <-chan struct{} { return release }
+	first := b.call("issue_refund", refundArgs(1000))
+	close(release)
+	if first.Code() != types.CodeTimeoutUnknownOutcome || first.Meta.Attempts != 1 ||
+		first.Meta.SideEffect != types.SideEffectUnknown || first.Meta.Next != types.NextVerify || first.Error.Retryable {
+		t.Fatalf("got %s attempts=%d side=%s next=%s: %s", first.Code(), first.Meta.Attempts, first.Meta.SideEffect, first.Meta.Next, first.Observation)
+	}
+	again := b.call("issue_refund", refundArgs(1000))
+	if again.Code() != types.CodeUnknownOutcome || again.Meta.Next != types.NextVerify {
+		t.Fatalf("repeat: %s: %s", again.Code(), again.Observation)
+	}
+	waitFor(t, func() bool { return b.payments.Counts().Refunds == 1 })
+	if c := b.payments.Counts(); c.Requests != 1 {
+		t.Fatalf("the write was sent %d times", c.Requests)
+	}
+}
+
+// The same operation executing elsewhere past this call's deadline:
+// duplicate_in_flight, and nothing sent twice.
+func TestDuplicateInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var runs atomic.Int32
+	b := setup(t, setupOpts{mutate: func(cfg *config.Config) {
+		cfg.Tools["slow_write"] = &config.Tool{Description: "A write that takes its time.", Effect: "write",
+			Timeout: config.Timeout{Total: config.Duration(200 * time.Millisecond)},
+			Func: func(ctx context.Context, args json.RawMessage) (any, error) {
+				if runs.Add(1) == 1 {
+					close(entered)
+				}
+				<-release // ignores ctx: a badly behaved tool
+				return map[string]any{"done": true}, nil
+			}}
+	}})
+	done := make(chan *types.Result)
+	go func() { done <- b.call("slow_write", map[string]any{}) }()
+	<-entered
+	second := b.call("slow_write", map[string]any{})
+	close(release)
+	first := <-done
+	if second.Code() != types.CodeDuplicateInFlight || second.Meta.Next != types.NextWait || second.Meta.RetryAfterMS <= 0 {
+		t.Fatalf("second: %s %+v", second.Code(), second.Meta)
+	}
+	if !first.OK || runs.Load() != 1 {
+		t.Fatalf("first: %s, runs %d", first.Code(), runs.Load())
+	}
+	third := b.call("slow_write", map[string]any{})
+	if !third.OK || !third.Meta.Replayed || runs.Load() != 1 {
+		t.Fatalf("third: %s replayed=%v runs=%d", third.Code(), third.Meta.Replayed, runs.Load())
+	}
+}
