@@ -61,7 +61,9 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		resp, fail := p.exec.Do(ctx, a)
+		actx, span := p.startAttempt(ctx, spec.Name, out.attempts)
+		resp, fail := p.exec.Do(actx, a)
+		endAttempt(span, resp, fail)
 		health := breaker.Success
 		if fail != nil {
 			health = fail.BreakerOutcome()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/internal/expr"
@@ -38,6 +40,7 @@ type flight struct {
 	replayOf  *types.Operation
 	opUpdate  *store.OperationUpdate
 	ruleNext  types.Next
+	traceID   trace.TraceID
 	note      string
 }
 
@@ -64,8 +67,11 @@ func (p *Pipeline) Call(ctx context.Context, call *types.Call) (*types.Result, e
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
-	res := p.run(ctx, f)
-	return p.finish(ctx, f, res), nil
+	ctx, span := p.startCall(ctx, call)
+	f.traceID = span.SpanContext().TraceID()
+	res := p.finish(ctx, f, p.run(ctx, f))
+	endCall(span, res)
+	return res, nil
 }
 
 // run is the path of one admitted call: it returns the envelope of whatever

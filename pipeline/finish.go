@@ -122,6 +122,9 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, pat
 		if err != nil {
 			return err
 		}
+		if f.traceID.IsValid() {
+			row.TraceID = f.traceID.String()
+		}
 		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
 		if f.opUpdate != nil {
 			u := *f.opUpdate

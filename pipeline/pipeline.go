@@ -26,6 +26,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/execute/breaker"
@@ -60,6 +62,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Sinks see every execution row after it is committed (metrics, stats).
 	Sinks []Sink
+	// Tracer makes the call and attempt spans. Default: the global
+	// OpenTelemetry provider's tracer (a no-op until one is installed).
+	Tracer trace.Tracer
 	// LeaseMargin is added to a call's deadline to make its ledger lease.
 	// Default 30s.
 	LeaseMargin time.Duration
@@ -82,6 +87,7 @@ type Pipeline struct {
 	log       *slog.Logger
 	sinks     []Sink
 	margin    time.Duration
+	tracer    trace.Tracer
 	validator *validate.Validator
 	breakers  *breaker.Set
 	budgets   *retry.Budgets
@@ -112,6 +118,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		log:       cfg.Logger,
 		sinks:     cfg.Sinks,
 		margin:    cfg.LeaseMargin,
+		tracer:    cfg.Tracer,
 		validator: v,
 	}
 	if p.clock == nil {
@@ -125,6 +132,9 @@ func New(cfg *Config) (*Pipeline, error) {
 	}
 	if p.log == nil {
 		p.log = slog.Default()
+	}
+	if p.tracer == nil {
+		p.tracer = defaultTracer()
 	}
 	if p.margin == 0 {
 		p.margin = 30 * time.Second

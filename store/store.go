@@ -78,15 +78,35 @@ type Store interface {
 	// ListExecutions returns execution rows, newest first unless
 	// f.Ascending.
 	ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]types.Execution, error)
-	// Prune deletes executions that finished before cutoff and completed
-	// operations last updated before cutoff; started and unknown operations
-	// are never pruned. It returns the rows deleted.
+	// Prune deletes executions that finished before cutoff, completed
+	// operations last updated before cutoff and stats buckets that start
+	// before cutoff; started and unknown operations are never pruned. It
+	// returns the rows deleted.
 	Prune(ctx context.Context, cutoff time.Time) (int64, error)
+
+	// SaveStats writes (inserts or replaces, by Tool, Start and Replica)
+	// monitoring aggregates, so that every replica and a restarted process
+	// see the same figures.
+	SaveStats(ctx context.Context, buckets []StatsBucket) error
+	// LoadStats returns every bucket whose Start is at or after since,
+	// of every replica, ordered by Start.
+	LoadStats(ctx context.Context, since time.Time) ([]StatsBucket, error)
 
 	// Ping answers nil when the store can serve.
 	Ping(ctx context.Context) error
 	// Close releases the store; later calls fail with ErrClosed.
 	Close() error
+}
+
+// StatsBucket is one process's monitoring aggregate of one tool over one
+// time bucket. The store keeps Data as it is given: its encoding belongs to
+// package monitor.
+type StatsBucket struct {
+	Tool    string
+	Start   time.Time
+	Width   time.Duration
+	Replica string
+	Data    []byte
 }
 
 // Commit is one call's records, written all together or not at all.
