@@ -141,5 +141,6 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 			deleted++
 		}
 	}
+	deleted += s.pruneStats(cutoff)
 	return deleted, nil
 }

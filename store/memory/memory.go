@@ -28,6 +28,7 @@ type Store struct {
 	executions execLog
 	lastExecID int64
 	now        func() time.Time
+	stats      map[statsKey]store.StatsBucket
 }
 
 // operation is a ledger record and its insertion number.

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -130,7 +131,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if !errors.As(err, &tooNew) || tooNew.Found != 7 || tooNew.Known != sqlite.SchemaVersion {
 		t.Fatalf("Open(newer schema) = %v, want a SchemaVersionError 7 > %d", err, sqlite.SchemaVersion)
 	}
-	want := "database schema version 7 is newer than this toolgate (knows 1); upgrade toolgate"
+	want := fmt.Sprintf("database schema version 7 is newer than this toolgate (knows %d); upgrade toolgate", sqlite.SchemaVersion)
 	if tooNew.Error() != want {
 		t.Errorf("message = %q, want %q", tooNew.Error(), want)
 	}

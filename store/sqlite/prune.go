@@ -42,5 +42,13 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 		}
 		total += chunk
 	}
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		n, err := tx.affected(ctx, pruneStatsSQL, nanos(cutoff))
+		total += n
+		return err
+	})
+	if err != nil {
+		return total, fmt.Errorf("sqlite: prune stats: %w", err)
+	}
 	return total, nil
 }

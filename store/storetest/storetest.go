@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Commit", commitCases},
 		{"ListExecutions", listExecutionCases},
 		{"Prune", pruneCases},
+		{"Stats", statsCases},
 		{"Lifecycle", lifecycleCases},
 	}
 	for _, g := range groups {
