@@ -1,17 +1,24 @@
-# make test: everything the tests need, then vet and every test with the race
-# detector. It installs or starts what is missing (as root on Debian).
+# make test: installs or starts what the tests need, then vet and every test
+# with the race detector.
+#   - scripts/ensure-tools.sh installs what is missing (Chromium for the
+#     dashboard test; as root on Debian, via apt-get);
+#   - scripts/with-postgres.sh starts a throwaway PostgreSQL 15 on 127.0.0.1,
+#     exports TOOLGATE_TEST_POSTGRES for the tests, and stops it afterwards.
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test vet unit build demo bench fmt
+.PHONY: test vet unit deps build demo bench fmt
 
-test: vet unit
+test: deps vet unit
+
+deps:
+	@bash scripts/ensure-tools.sh
 
 vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	bash scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 build:
 	$(GO) build -o bin/toolgate ./cmd/toolgate
