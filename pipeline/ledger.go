@@ -20,7 +20,7 @@ import (
 func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
 	for {
 		op := &types.Operation{
-			Key: f.key, ArgsHash: f.checked.ArgsHash, RunID: f.run.ID, Tool: f.spec.Name,
+			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
 			Status: types.OpStarted, Owner: p.owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
 		}

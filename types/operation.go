@@ -21,11 +21,15 @@ const (
 
 // Operation is the ledger record of one write: the arbiter of "exactly once".
 type Operation struct {
-	Key      string   `json:"key"`
-	ArgsHash string   `json:"args_hash"`
-	RunID    string   `json:"run_id"`
-	Tool     string   `json:"tool"`
-	Status   OpStatus `json:"status"`
+	Key      string `json:"key"`
+	ArgsHash string `json:"args_hash"`
+	// Args are the operation's canonical arguments, kept so that a verify
+	// read can be built for it later (toolgate reconcile) even when the
+	// call that began it never committed (a crash).
+	Args   json.RawMessage `json:"args,omitempty"`
+	RunID  string          `json:"run_id"`
+	Tool   string          `json:"tool"`
+	Status OpStatus        `json:"status"`
 	// Result is the envelope of the call that completed the operation.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Owner names the process executing a started operation.

@@ -62,6 +62,7 @@ func copyValue(v any) any {
 func copyOperation(op *types.Operation) *types.Operation {
 	c := *op
 	c.Result = cloneJSON(op.Result)
+	c.Args = cloneJSON(op.Args)
 	return &c
 }
 

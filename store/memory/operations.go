@@ -30,6 +30,7 @@ func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types
 	rec := &operation{Operation: *op, seq: s.opSeq}
 	rec.Status = types.OpStarted
 	rec.Result = nil
+	rec.Args = cloneJSON(op.Args)
 	rec.CompletedAt = time.Time{}
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()

@@ -28,7 +28,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations are the embedded migrations in order.
 var migrations = mustLoadMigrations(migrationFiles)

@@ -15,10 +15,10 @@ import (
 const defaultListLimit = 100
 
 const (
-	operationColumns = `"key", args_hash, run_id, tool, status, result, owner, lease_until, created_at, updated_at, completed_at`
+	operationColumns = `"key", args_hash, run_id, tool, status, result, owner, lease_until, created_at, updated_at, completed_at, args`
 
 	beginOperationSQL = `INSERT INTO operations (` + operationColumns + `)
-VALUES (?, ?, ?, ?, 'started', NULL, ?, ?, ?, ?, 0) ON CONFLICT ("key") DO NOTHING`
+VALUES (?, ?, ?, ?, 'started', NULL, ?, ?, ?, ?, 0, ?) ON CONFLICT ("key") DO NOTHING`
 	selectOperationSQL = `SELECT ` + operationColumns + ` FROM operations WHERE "key" = ?`
 	operationExistsSQL = `SELECT 1 FROM operations WHERE "key" = ?`
 	claimOperationSQL  = `UPDATE operations SET status = 'started', owner = ?, lease_until = ?, updated_at = ? WHERE "key" = ? AND status = 'unknown'`
@@ -33,7 +33,7 @@ VALUES (?, ?, ?, ?, 'started', NULL, ?, ?, ?, ?, 0) ON CONFLICT ("key") DO NOTHI
 func scanOperation(row interface{ Scan(...any) error }) (*types.Operation, error) {
 	var op types.Operation
 	err := row.Scan(&op.Key, &op.ArgsHash, &op.RunID, &op.Tool, &op.Status, jsonColumn{&op.Result}, &op.Owner,
-		timeColumn{&op.LeaseUntil}, timeColumn{&op.CreatedAt}, timeColumn{&op.UpdatedAt}, timeColumn{&op.CompletedAt})
+		timeColumn{&op.LeaseUntil}, timeColumn{&op.CreatedAt}, timeColumn{&op.UpdatedAt}, timeColumn{&op.CompletedAt}, jsonColumn{&op.Args})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types
 	if updated.IsZero() {
 		updated = created
 	}
-	args := []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated)}
+	args := []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated), jsonText(op.Args)}
 	var existing *types.Operation
 	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
 		n, err := tx.affected(ctx, beginOperationSQL, args...)

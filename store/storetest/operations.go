@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -32,6 +33,7 @@ func newOperation(key string) *types.Operation {
 	return &types.Operation{
 		Key:        key,
 		ArgsHash:   "sha256:" + key,
+		Args:       json.RawMessage(`{"amount":9007199254740993,"order_id":"` + key + `"}`),
 		RunID:      "run-1",
 		Tool:       "refund",
 		Status:     types.OpStarted,
@@ -90,6 +92,7 @@ func testBeginFirst(t *testing.T, s store.Store) {
 		t.Errorf("GetOperation = %+v, want %+v", got, want)
 	}
 	checkTime(t, "lease_until", got.LeaseUntil, want.LeaseUntil)
+	checkJSON(t, "operation args", got.Args, want.Args)
 	checkTime(t, "created_at", got.CreatedAt, want.CreatedAt)
 	if len(got.Result) != 0 || !got.CompletedAt.IsZero() {
 		t.Errorf("started operation has result %s, completed_at %v", got.Result, got.CompletedAt)
