@@ -110,7 +110,7 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 		if opts.StoreFromConfig {
 			url = cfg.Store
 		}
-		st, err := storeurl.Open(ctx, url, owner)
+		st, err := storeurl.Open(ctx, url, storeurl.Options{Owner: owner, Recover: true})
 		if err != nil {
 			return nil, err
 		}

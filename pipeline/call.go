@@ -41,6 +41,7 @@ type flight struct {
 	opUpdate  *store.OperationUpdate
 	ruleNext  types.Next
 	traceID   trace.TraceID
+	expectKey string // Reconcile: the operation this call may only settle
 	note      string
 }
 
@@ -53,6 +54,13 @@ type flight struct {
 // deadline and records its outcome even if ctx is cancelled, so an impatient
 // client never leaves an unknown outcome behind.
 func (p *Pipeline) Call(ctx context.Context, call *types.Call) (*types.Result, error) {
+	return p.call(ctx, call, "")
+}
+
+// call is Call; a non-empty expectKey makes it a settlement of that existing
+// operation (Reconcile): a call that derives another key, or would begin a
+// new operation, sends nothing.
+func (p *Pipeline) call(ctx context.Context, call *types.Call, expectKey string) (*types.Result, error) {
 	run, err := p.store.GetRun(ctx, call.RunID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownRun, call.RunID)
@@ -63,7 +71,7 @@ func (p *Pipeline) Call(ctx context.Context, call *types.Call) (*types.Result, e
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}
-	f := &flight{call: call, run: run, started: p.clock.Now()}
+	f := &flight{call: call, run: run, started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
@@ -121,6 +129,9 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	ctx, cancel := context.WithTimeout(ctx, f.spec.Timeout.Total.D())
 	defer cancel()
 
+	if f.expectKey != "" && f.expectKey != f.key {
+		return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
+	}
 	// 2 execute: a write's intent is durable before its first attempt.
 	if f.spec.Effect == types.EffectWrite {
 		if res := p.begin(ctx, f); res != nil {

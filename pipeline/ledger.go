@@ -30,6 +30,11 @@ func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
 			return envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
 		}
 		if began {
+			if f.expectKey != "" {
+				// Settling only: the operation is gone, so nothing may be sent.
+				f.settle("")
+				return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("operation %s is no longer in the ledger; nothing was sent", f.key), types.Meta{})
+			}
 			return nil
 		}
 		if existing.ArgsHash != f.checked.ArgsHash {

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/storeurl"
+)
+
+func init() {
+	register("prune", "delete old executions and completed operations (never started or unknown ones)", runPrune)
+}
+
+func runPrune(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "prune", "--config FILE --older-than DURATION", "toolgate prune --config toolgate.yaml --older-than 720h")
+	path := fs.String("config", "toolgate.yaml", "the config file")
+	older := fs.Duration("older-than", 0, "delete records older than this (e.g. 720h for 30 days)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *older <= 0 {
+		return fmt.Errorf("%w: --older-than is required and must be positive (e.g. 720h)", errUsage)
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cutoff := time.Now().Add(-*older)
+	n, err := st.Prune(ctx, cutoff)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Deleted %d record(s) older than %s (before %s). Started and unknown operations are kept.\n", n, *older, cutoff.UTC().Format(time.RFC3339))
+	return nil
+}

@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Settled is what Reconcile did with one operation whose outcome was unknown.
+type Settled struct {
+	Key    string     `json:"key"`
+	Tool   string     `json:"tool"`
+	RunID  string     `json:"run_id"`
+	Code   types.Code `json:"code"`
+	Result string     `json:"observation"`
+}
+
+// Reconcile settles every operation whose outcome is unknown (left started
+// by a crash, or unknown after a timeout): each is repeated as a call of its
+// own run with its recorded arguments, so the ledger runs the tool's verify
+// read first (or, where the dependency honours the operation key, re-sends
+// under the same key). Nothing is executed blindly. The repeat is a call
+// like any other: it is validated, recorded in the run's history and, when
+// verified, applies the tool's state update that the lost call never did.
+func (p *Pipeline) Reconcile(ctx context.Context, limit int) ([]Settled, error) {
+	ops, err := p.store.ListOperations(ctx, types.OpUnknown, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Settled, 0, len(ops))
+	for i, op := range ops {
+		s := Settled{Key: op.Key, Tool: op.Tool, RunID: op.RunID}
+		if len(op.Args) == 0 {
+			s.Code, s.Result = types.CodeUnknownOutcome, "no arguments recorded for this operation (written by an older toolgate); settle it by hand"
+			out = append(out, s)
+			continue
+		}
+		res, err := p.call(ctx, &types.Call{RunID: op.RunID, Tool: op.Tool, Args: op.Args, CallID: fmt.Sprintf("reconcile-%d", i+1)}, op.Key)
+		if err != nil {
+			s.Code, s.Result = types.CodeInternalError, err.Error()
+		} else {
+			s.Code, s.Result = res.Code(), res.Observation
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
