@@ -20,7 +20,7 @@ func (s *Store) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]
 		return nil, store.ErrClosed
 	}
 	query, args := listExecutionsQuery(f)
-	rows, err := s.readDB.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, s.readErr("list executions", err)
 	}

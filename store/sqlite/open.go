@@ -90,6 +90,7 @@ type Store struct {
 	writeDB *sql.DB
 	w       *writer
 	readDB  *sql.DB
+	reads   readStmts
 	closed  atomic.Bool
 }
 
@@ -202,6 +203,7 @@ func (s *Store) Close() error {
 // connection to close checkpoints the WAL into the main file.
 func (s *Store) closeHandles() error {
 	var errs []error
+	s.reads.close()
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}

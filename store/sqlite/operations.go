@@ -82,7 +82,7 @@ func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation,
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	op, err := scanOperation(s.readDB.QueryRowContext(ctx, selectOperationSQL, key))
+	op, err := scanOperation(s.queryRow(ctx, selectOperationSQL, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: get operation %q: %w", key, store.ErrNotFound)
 	}
@@ -156,7 +156,7 @@ func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit
 	if limit <= 0 {
 		limit = defaultListLimit
 	}
-	rows, err := s.readDB.QueryContext(ctx, listOperationsSQL, string(status), limit)
+	rows, err := s.query(ctx, listOperationsSQL, string(status), limit)
 	if err != nil {
 		return nil, s.readErr("list operations", err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 	}
 	var run types.Run
 	var principal string
-	err := s.readDB.QueryRowContext(ctx, selectRunSQL, id).Scan(&run.ID, &run.Owner, &principal,
+	err := s.queryRow(ctx, selectRunSQL, id).Scan(&run.ID, &run.Owner, &principal,
 		jsonColumn{&run.State}, jsonColumn{&run.InitialState}, &run.Step, &run.Version, &run.MaxSteps,
 		timeColumn{&run.CreatedAt}, timeColumn{&run.UpdatedAt})
 	if errors.Is(err, sql.ErrNoRows) {

@@ -40,7 +40,7 @@ func (s *Store) LoadStats(ctx context.Context, since time.Time) ([]store.StatsBu
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	rows, err := s.readDB.QueryContext(ctx, loadStatsSQL, nanos(since))
+	rows, err := s.query(ctx, loadStatsSQL, nanos(since))
 	if err != nil {
 		return nil, s.readErr("load stats", err)
 	}
