@@ -29,6 +29,7 @@ type Store struct {
 	lastExecID int64
 	now        func() time.Time
 	stats      map[statsKey]store.StatsBucket
+	approvals  map[string]*store.Approval
 }
 
 // operation is a ledger record and its insertion number.

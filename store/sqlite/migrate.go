@@ -28,7 +28,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations are the embedded migrations in order.
 var migrations = mustLoadMigrations(migrationFiles)

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListExecutions", listExecutionCases},
 		{"Prune", pruneCases},
 		{"Stats", statsCases},
+		{"Approvals", approvalCases},
 		{"Lifecycle", lifecycleCases},
 	}
 	for _, g := range groups {
