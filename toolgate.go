@@ -258,3 +258,39 @@ func (g *Gateway) Replay(ctx context.Context, runID string) (*Replayed, error) {
 	}
 	return &Replayed{State: st, Matches: state.Equal(st, run.State), Steps: len(rows)}, nil
 }
+
+// ErrNoApprovals is returned when the store cannot hold approvals.
+var ErrNoApprovals = errors.New("toolgate: this store does not keep approvals")
+
+// Approvals lists approval requests in a status ("" for all), newest first.
+func (g *Gateway) Approvals(ctx context.Context, status store.ApprovalStatus, limit int) ([]store.Approval, error) {
+	as, ok := g.store.(store.ApprovalStore)
+	if !ok {
+		return nil, ErrNoApprovals
+	}
+	return as.ListApprovals(ctx, status, limit)
+}
+
+// Approval returns one approval request.
+func (g *Gateway) Approval(ctx context.Context, id string) (*store.Approval, error) {
+	as, ok := g.store.(store.ApprovalStore)
+	if !ok {
+		return nil, ErrNoApprovals
+	}
+	return as.GetApproval(ctx, id)
+}
+
+// Decide approves or denies a pending approval. The decision binds to the
+// exact action the request names; the model's repeat of that call then runs
+// (once) or is told it was denied.
+func (g *Gateway) Decide(ctx context.Context, id string, approve bool, by, comment string) (*store.Approval, error) {
+	as, ok := g.store.(store.ApprovalStore)
+	if !ok {
+		return nil, ErrNoApprovals
+	}
+	status := store.ApprovalDenied
+	if approve {
+		status = store.ApprovalApproved
+	}
+	return as.DecideApproval(ctx, id, status, by, comment, g.pipeline.Now())
+}

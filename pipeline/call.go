@@ -31,18 +31,19 @@ type flight struct {
 	key      string
 	step     int64
 
-	attempts  int
-	retries   int
-	delivered bool // the last failure may have reached the dependency
-	status    int
-	wait      time.Duration // advice: come back after
-	verified  bool
-	replayOf  *types.Operation
-	opUpdate  *store.OperationUpdate
-	ruleNext  types.Next
-	traceID   trace.TraceID
-	expectKey string // Reconcile: the operation this call may only settle
-	note      string
+	attempts   int
+	retries    int
+	delivered  bool // the last failure may have reached the dependency
+	status     int
+	wait       time.Duration // advice: come back after
+	verified   bool
+	replayOf   *types.Operation
+	opUpdate   *store.OperationUpdate
+	ruleNext   types.Next
+	traceID    trace.TraceID
+	expectKey  string // Reconcile: the operation this call may only settle
+	approvalID string
+	note       string
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -108,6 +109,9 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	})
 	if checked != nil {
 		f.bind(checked, p.tools)
+	}
+	if refusal != nil && refusal.Approval && checked != nil {
+		refusal = p.approve(ctx, f, refusal)
 	}
 	if refusal == nil && f.spec.Owner != nil {
 		refusal = p.checkOwner(ctx, f)
@@ -205,7 +209,10 @@ func (p *Pipeline) refused(f *flight, r *validate.Refusal) *types.Result {
 }
 
 func ruleNext(r *validate.Refusal) types.Next {
-	if r.Approval {
+	switch {
+	case r.Code == types.CodeApprovalDenied:
+		return types.NextStop
+	case r.Approval:
 		return types.NextWait
 	}
 	return ""

@@ -23,6 +23,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	m := &res.Meta
 	m.RunID, m.Step, m.Tool, m.CallID = f.run.ID, f.step, f.call.Tool, f.call.CallID
 	m.Attempts, m.IdempotencyKey, m.Verified = f.attempts, f.key, m.Verified || f.verified
+	m.ApprovalID = f.approvalID
 	if f.spec != nil {
 		effect = f.spec.Effect
 		m.Dependency = f.spec.Dependency

@@ -29,6 +29,9 @@ type Input struct {
 	State map[string]any
 	// RunID and CallID identify the call.
 	RunID, CallID string
+	// SkipApprovalRules passes over rules with `approval: true`: a person
+	// has approved this exact action. Flat deny rules still apply.
+	SkipApprovalRules bool
 }
 
 // Checked is a call that passed every pure check.
@@ -89,8 +92,9 @@ const (
 
 // Check runs the pure checks on a call, cheapest first, and stops at the
 // first failure: existence, args shape, completeness, no extras, types,
-// constraints, permission, then the rules in order. Exactly one of the
-// results is nil.
+// constraints, permission, then the rules in order. A refusal by a rule
+// comes with the checked call (an approval binds to its arguments' hash);
+// any other refusal comes alone.
 //
 // A top-level argument declared as an integer is written in its plain form
 // once it passes the schema (425000.0 and 4.25e5 become 425000), so the
@@ -128,10 +132,21 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		CallID:    in.CallID,
 		Tool:      c.Name,
 	}
+	canonical := expr.Canonical(args)
+	checked := &Checked{
+		Tool:      c,
+		Args:      args,
+		Canonical: canonical,
+		ArgsHash:  expr.Hash(canonical),
+		Vars:      vars,
+	}
 	for _, rule := range c.Rules {
+		if rule.Approval && in.SkipApprovalRules {
+			continue
+		}
 		deny, err := rule.Deny.EvalBool(vars)
 		if err != nil {
-			return nil, &Refusal{
+			return checked, &Refusal{
 				Code: CodeRuleError,
 				Message: fmt.Sprintf("Rule rules[%d] of %s (%s) could not be evaluated: %v. The call is refused to be safe. %s",
 					rule.Index, c.Name, rule.Deny.Source(), err, doNotRetry),
@@ -139,18 +154,12 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 			}
 		}
 		if deny {
-			return nil, c.ruleRefusal(rule, vars)
+			// The checked call comes back too: an approval binds to its
+			// arguments' hash.
+			return checked, c.ruleRefusal(rule, vars)
 		}
 	}
-
-	canonical := expr.Canonical(args)
-	return &Checked{
-		Tool:      c,
-		Args:      args,
-		Canonical: canonical,
-		ArgsHash:  expr.Hash(canonical),
-		Vars:      vars,
-	}, nil
+	return checked, nil
 }
 
 // unknownTool refuses a name that is not a tool.

@@ -45,8 +45,8 @@ func runRefusals(t *testing.T, tests []refusalCase) {
 			if r == nil {
 				t.Fatalf("Check accepted the call (args %s), want %s", checked.Canonical, tt.code)
 			}
-			if checked != nil {
-				t.Errorf("Check returned both a Checked and a Refusal")
+			if (checked != nil) != (r.Rule >= 0) {
+				t.Errorf("Check returned a Checked (%v) with a refusal of rule %d: only rule refusals carry one", checked != nil, r.Rule)
 			}
 			if r.Code != tt.code {
 				t.Errorf("code = %s, want %s (message: %s)", r.Code, tt.code, r.Message)
