@@ -149,4 +149,3 @@ func TestApprovedConcurrentRepeatsExecuteOnce(t *testing.T) {
 		t.Fatalf("provider saw %+v, want one refund", c)
 	}
 }
-
