@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/storeurl"
+	"github.com/toolgate/toolgate/internal/whatif"
+)
+
+func init() {
+	register("whatif", "re-judge recorded calls under another config (offline; nothing is executed)", runWhatif)
+}
+
+func runWhatif(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "whatif", "--config NEW.yaml (--run RUN | --since 24h) [--json]",
+		"toolgate whatif --config toolgate.new.yaml --run run_8c1f\ntoolgate whatif --config toolgate.new.yaml --since 24h --json")
+	path := fs.String("config", "toolgate.yaml", "the config to judge the recorded calls under")
+	storeURL := fs.String("store", "", "the store holding the recorded calls (default: the config's store)")
+	runID := fs.String("run", "", "judge the calls of this run")
+	since := fs.Duration("since", 0, "judge the calls of every run over this past period (e.g. 24h)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if (*runID == "") == (*since == 0) {
+		return fmt.Errorf("%w: give exactly one of --run or --since", errUsage)
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	url := *storeURL
+	if url == "" {
+		url = cfg.Store
+	}
+	st, err := storeurl.Open(ctx, url, storeurl.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	scope := whatif.Scope{RunID: *runID}
+	if *since > 0 {
+		scope.Since = time.Now().Add(-*since)
+	}
+	rep, err := whatif.Judge(ctx, st, cfg, scope)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(e.stdout, "%d recorded call(s) judged under %s; %d would be judged differently.\n", rep.Judged, *path, len(rep.Changes))
+	if len(rep.Changes) == 0 {
+		return nil
+	}
+	fmt.Fprintln(e.stdout)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTEP\tTOOL\tARGS\tWAS\tNOW\tDECIDED BY")
+	for _, c := range rep.Changes {
+		by := c.Now.Rule
+		if by == "" && !c.Now.Allowed {
+			by = string(c.Now.Code)
+		}
+		if c.Now.Allowed {
+			by = "no longer refused (was " + string(c.Was.Code) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", c.RunID, c.Step, c.Tool, clip(string(c.Args), 60), c.Was, c.Now, by)
+	}
+	return tw.Flush()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

@@ -1,0 +1,169 @@
+// Package whatif re-judges recorded calls under another configuration:
+// validation, permission and rules, offline. Nothing is executed and no
+// dependency is called, so the ownership lookup (which needs one) is not
+// re-run; a call refused by ownership keeps that verdict.
+package whatif
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// Verdict is how a call was or would be judged.
+type Verdict struct {
+	// Allowed: the call passed validation, permission and rules.
+	Allowed bool `json:"allowed"`
+	// Code is the refusal code when not allowed ("" when allowed).
+	Code types.Code `json:"code,omitempty"`
+	// Rule names the deciding rule, when a rule decided ("rules[0]: args.x > 5").
+	Rule string `json:"rule,omitempty"`
+	// Message is the refusal's message.
+	Message string `json:"message,omitempty"`
+}
+
+// String is "allowed" or "refused (code)".
+func (v Verdict) String() string {
+	if v.Allowed {
+		return "allowed"
+	}
+	return "refused (" + string(v.Code) + ")"
+}
+
+// Change is one recorded call whose verdict differs under the new config.
+type Change struct {
+	RunID  string          `json:"run_id"`
+	Step   int64           `json:"step"`
+	CallID string          `json:"call_id"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+	At     time.Time       `json:"at"`
+	Was    Verdict         `json:"was"`
+	Now    Verdict         `json:"now"`
+}
+
+// Report is the outcome of a what-if pass.
+type Report struct {
+	// Judged counts the recorded calls judged again.
+	Judged int `json:"judged"`
+	// Changes are the calls whose verdict changed, in run and step order.
+	Changes []Change `json:"changes"`
+}
+
+// Scope selects the recorded calls: one run, or every run since a time.
+type Scope struct {
+	RunID string
+	Since time.Time
+	// Limit caps the rows read (default 100,000).
+	Limit int
+}
+
+// Judge re-judges the recorded calls of scope under cfg.
+func Judge(ctx context.Context, st store.Store, cfg *config.Config, scope Scope) (*Report, error) {
+	v, err := validate.Compile(cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the new config has problems: %w", err)
+	}
+	limit := scope.Limit
+	if limit <= 0 {
+		limit = 100000
+	}
+	rows, err := st.ListExecutions(ctx, types.ExecutionFilter{RunID: scope.RunID, Since: scope.Since, Limit: limit, Ascending: true})
+	if err != nil {
+		return nil, err
+	}
+	byRun := map[string][]types.Execution{}
+	var order []string
+	for _, r := range rows {
+		if _, ok := byRun[r.RunID]; !ok {
+			order = append(order, r.RunID)
+		}
+		byRun[r.RunID] = append(byRun[r.RunID], r)
+	}
+	rep := &Report{Changes: []Change{}}
+	for _, runID := range order {
+		run, err := st.GetRun(ctx, runID)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", runID, err)
+		}
+		changes, judged, err := judgeRun(v, run, byRun[runID])
+		if err != nil {
+			return nil, err
+		}
+		rep.Judged += judged
+		rep.Changes = append(rep.Changes, changes...)
+	}
+	return rep, nil
+}
+
+// judgeRun replays the run's state patches in commit order, so each call is
+// judged against the state it saw.
+func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]Change, int, error) {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Version < rows[j].Version })
+	st := run.InitialState
+	var changes []Change
+	judged := 0
+	for _, r := range rows {
+		was := recorded(r)
+		if r.Replayed || r.Code == types.CodeStepBudgetExhausted {
+			// A replay was judged with its original; a budget refusal is not
+			// the config's.
+		} else {
+			judged++
+			decoded, err := state.Decode(st)
+			if err != nil {
+				return nil, 0, err
+			}
+			_, refusal := v.Check(&validate.Input{Tool: r.Tool, Args: r.Args, Principal: &run.Principal,
+				State: decoded, RunID: run.ID, CallID: r.CallID})
+			now := Verdict{Allowed: true}
+			switch {
+			case refusal != nil:
+				now = Verdict{Code: refusal.Code, Message: refusal.Message}
+				if refusal.Rule >= 0 {
+					if c, ok := v.Tool(r.Tool); ok && refusal.Rule < len(c.Rules) {
+						now.Rule = fmt.Sprintf("rules[%d]: %s", refusal.Rule, c.Rules[refusal.Rule].Deny.Source())
+					}
+				}
+			case was.Code == types.CodeNotOwner:
+				now = was // ownership is not re-checked offline
+			}
+			if now.Allowed != was.Allowed {
+				changes = append(changes, Change{RunID: run.ID, Step: r.Step, CallID: r.CallID, Tool: r.Tool,
+					Args: r.Args, At: r.FinishedAt, Was: was, Now: now})
+			}
+		}
+		next, err := state.ApplyRaw(st, r.StatePatch)
+		if err != nil {
+			return nil, 0, err
+		}
+		st = next
+	}
+	return changes, judged, nil
+}
+
+// recorded is the verdict a row records: a call refused before it was
+// admitted carries a validation, permission or rule code.
+func recorded(r types.Execution) Verdict {
+	switch r.Code {
+	case types.CodeOK, types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeTimeoutUnknownOutcome,
+		types.CodeTimeout, types.CodeUnknownOutcome, types.CodeRateLimited, types.CodeUpstreamError,
+		types.CodeRejected, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeIdempotencyConflict,
+		types.CodeStepBudgetExhausted, types.CodeInternalError:
+		return Verdict{Allowed: true}
+	}
+	var res types.Result
+	msg := ""
+	if json.Unmarshal(r.Result, &res) == nil && res.Error != nil {
+		msg = res.Error.Message
+	}
+	return Verdict{Code: r.Code, Message: msg}
+}
