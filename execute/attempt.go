@@ -21,6 +21,9 @@ type Attempt struct {
 	// OperationKey is the operation's identity, the same on every attempt. It
 	// is sent in Tool.Idempotency.Header when that is set.
 	OperationKey string
+	// Canonical, when set, is Args already encoded as canonical JSON: a Go
+	// tool gets it as is instead of an encoding made again.
+	Canonical json.RawMessage
 }
 
 // Response is a successful attempt's answer.

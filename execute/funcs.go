@@ -27,9 +27,12 @@ func (Funcs) Do(ctx context.Context, a *Attempt) (resp *Response, failure *Failu
 	if args == nil {
 		args = map[string]any{}
 	}
-	encoded, err := marshalCanonical(args)
-	if err != nil {
-		return nil, invalidRequest(a, "encoding the arguments: "+err.Error())
+	encoded := []byte(a.Canonical)
+	if encoded == nil {
+		var err error
+		if encoded, err = marshalCanonical(args); err != nil {
+			return nil, invalidRequest(a, "encoding the arguments: "+err.Error())
+		}
 	}
 
 	defer func() {

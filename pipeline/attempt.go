@@ -47,6 +47,9 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		key = f.key
 	}
 	a := &execute.Attempt{Tool: spec, Dependency: dep, Args: args, OperationKey: key}
+	if spec == f.spec && f.checked != nil {
+		a.Canonical = f.checked.Canonical
+	}
 	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
 
 	var out outcome

@@ -21,18 +21,24 @@ func defaultTracer() trace.Tracer { return otel.Tracer(tracerName) }
 // startCall opens the call's span, named and attributed after the
 // OpenTelemetry GenAI semantic conventions for tool execution.
 func (p *Pipeline) startCall(ctx context.Context, call *types.Call) (context.Context, trace.Span) {
-	return p.tracer.Start(ctx, "execute_tool "+call.Tool,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
+	ctx, span := p.tracer.Start(ctx, "execute_tool "+call.Tool, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(
 			attribute.String("gen_ai.operation.name", "execute_tool"),
 			attribute.String("gen_ai.tool.name", call.Tool),
 			attribute.String("gen_ai.tool.call.id", call.CallID),
 			attribute.String("toolgate.run.id", call.RunID),
-		))
+		)
+	}
+	return ctx, span
 }
 
 // endCall records the outcome on the call's span and ends it.
 func endCall(span trace.Span, res *types.Result) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	span.SetAttributes(
 		attribute.Int64("toolgate.step", res.Meta.Step),
 		attribute.String("toolgate.outcome", string(res.Code())),
@@ -52,13 +58,17 @@ func endCall(span trace.Span, res *types.Result) {
 
 // startAttempt opens the span of one attempt, a child of the call's span.
 func (p *Pipeline) startAttempt(ctx context.Context, tool string, n int) (context.Context, trace.Span) {
-	return p.tracer.Start(ctx, "attempt "+strconv.Itoa(n)+" "+tool,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.Int("toolgate.attempt", n), attribute.String("gen_ai.tool.name", tool)))
+	ctx, span := p.tracer.Start(ctx, "attempt", trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
+		span.SetName("attempt " + strconv.Itoa(n) + " " + tool)
+		span.SetAttributes(attribute.Int("toolgate.attempt", n), attribute.String("gen_ai.tool.name", tool))
+	}
+	return ctx, span
 }
 
 func endAttempt(span trace.Span, resp *execute.Response, fail *execute.Failure) {
 	switch {
+	case !span.IsRecording():
 	case fail != nil:
 		span.SetAttributes(attribute.String("error.type", fail.Kind.String()), attribute.Bool("toolgate.delivered", fail.Delivered))
 		if fail.Status != 0 {
