@@ -8,11 +8,17 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
+	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
 )
+
+// postgresLeaseSweep is how often a PostgreSQL store turns the started
+// operations whose lease ended (their owner died) into unknown ones.
+const postgresLeaseSweep = 15 * time.Second
 
 // Options say how to open a store.
 type Options struct {
@@ -34,6 +40,8 @@ func Open(ctx context.Context, url string, o Options) (store.Store, error) {
 		return memory.New(), nil
 	case strings.HasPrefix(url, "sqlite:"):
 		return openSQLite(ctx, strings.TrimPrefix(url, "sqlite:"), o)
+	case strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://"):
+		return openPostgres(ctx, url, o)
 	}
 	return nil, fmt.Errorf("store %q: unknown kind (use memory, sqlite:PATH or postgres://...)", url)
 }
@@ -67,6 +75,15 @@ func openSQLite(ctx context.Context, path string, o Options) (store.Store, error
 		return nil, fmt.Errorf("crash recovery: %w", err)
 	}
 	return &locked{Store: st, lock: lock}, nil
+}
+
+// openPostgres opens a PostgreSQL store. Several replicas share its
+// database, so Recover abandons nothing: another replica's started
+// operations may be in flight. A dead replica's operations turn unknown
+// when their leases end instead: ExpireLeases runs in the background every
+// postgresLeaseSweep, and a call that meets an expired lease runs it too.
+func openPostgres(ctx context.Context, url string, o Options) (store.Store, error) {
+	return postgres.Open(ctx, url, postgres.Options{Owner: o.Owner, ExpireLeasesEvery: postgresLeaseSweep})
 }
 
 // locked is a SQLite store that holds the file's serving lock.

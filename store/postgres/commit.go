@@ -1,0 +1,168 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// errNoExecution is the answer to a Commit without its required Execution.
+var errNoExecution = errors.New("postgres: commit without an execution")
+
+const commitDiagnosisSQL = `SELECT (SELECT version FROM runs WHERE id = $1), EXISTS (SELECT 1 FROM operations WHERE "key" = $2)`
+
+// Commit writes the execution row, the operation update and the run's new
+// version (and state) in one statement, hence one transaction and one
+// round trip, and answers once it is committed. The run is
+// c.Execution.RunID; a missing run or operation is store.ErrNotFound, a
+// run at another version than c.ExpectVersion (with c.NewState) is
+// store.ErrVersionConflict, and then nothing is written. The run's
+// UpdatedAt becomes the execution's FinishedAt (now when zero); a zero
+// c.Operation.At is now.
+func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
+	if c.Execution == nil {
+		return errNoExecution
+	}
+	e := c.Execution
+	if u := c.Operation; u != nil && u.Status != "" && !validStatus(u.Status) {
+		return fmt.Errorf("postgres: commit operation %q: invalid status %q", u.Key, u.Status)
+	}
+	query, args := commitStatement(c, nanos(s.opts.Clock.Now()))
+	var id, version int64
+	err := s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
+		err := conn.QueryRow(ctx, query, args...).Scan(&id, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return commitRefused(ctx, conn, c)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.ID, e.Version = id, version
+	return nil
+}
+
+// commitStatement builds the one statement of c, a chain of data-modifying
+// CTEs that writes everything or nothing:
+//
+//	locked:   lock the operation's row (FOR UPDATE), so that it cannot be
+//	          deleted between the check and the settlement;
+//	run:      bump the run's version (and set its state, at the expected
+//	          version), only if the operation is there;
+//	settle:   update (or delete) the operation, only if run did;
+//	inserted: insert the execution at the run's new version, only if run did.
+//
+// now is the time of the zero timestamps. The SQL differs by the shape of
+// c only (state or not; no operation, settle, complete or delete), so pgx
+// caches a handful of prepared statements.
+func commitStatement(c *store.Commit, now int64) (string, []any) {
+	e := c.Execution
+	var p params
+	var q strings.Builder
+	runID := p.add(e.RunID)
+	updatedAt := nanos(e.FinishedAt)
+	if updatedAt == 0 {
+		updatedAt = now
+	}
+	u := c.Operation
+	var key string
+	q.WriteString("WITH ")
+	if u != nil {
+		key = p.add(u.Key)
+		q.WriteString(`locked AS (SELECT 1 FROM operations WHERE "key" = ` + key + " FOR UPDATE),\n")
+	}
+	q.WriteString("run AS (UPDATE runs SET version = version + 1, updated_at = " + p.add(updatedAt))
+	if len(c.NewState) > 0 {
+		q.WriteString(", state = " + p.typed(string(c.NewState), "json"))
+	}
+	q.WriteString(" WHERE id = " + runID)
+	if len(c.NewState) > 0 {
+		q.WriteString(" AND version = " + p.add(c.ExpectVersion))
+	}
+	if u != nil {
+		q.WriteString(" AND EXISTS (SELECT 1 FROM locked)")
+	}
+	q.WriteString(" RETURNING version),\n")
+	if u != nil {
+		at := nanos(u.At)
+		if at == 0 {
+			at = now
+		}
+		if u.Status == "" {
+			q.WriteString(`settle AS (DELETE FROM operations WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
+		} else {
+			atMark := p.add(at)
+			q.WriteString("settle AS (UPDATE operations SET status = " + p.add(string(u.Status)) +
+				", result = " + p.typed(jsonArg(u.Result), "json") + ", updated_at = " + atMark)
+			if u.Status == types.OpCompleted {
+				q.WriteString(", completed_at = " + atMark)
+			}
+			q.WriteString(` WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
+		}
+	}
+	// INSERT ... SELECT takes no type from the target columns: the
+	// parameters carry casts.
+	q.WriteString(`inserted AS (INSERT INTO executions (run_id, step, call_id, tool, dependency, args_hash, args,
+operation_key, code, ok, side_effect, replayed, verified, attempts, retries, latency_ms, input_tokens,
+output_tokens, started_at, finished_at, version, state_patch, result, trace_id) SELECT `)
+	values := []string{
+		runID + "::text", p.typed(e.Step, "bigint"), p.typed(e.CallID, "text"), p.typed(e.Tool, "text"),
+		p.typed(e.Dependency, "text"), p.typed(e.ArgsHash, "text"), p.typed(jsonArg(e.Args), "json"),
+		p.typed(e.OperationKey, "text"), p.typed(string(e.Code), "text"), p.typed(e.OK, "boolean"),
+		p.typed(string(e.SideEffect), "text"), p.typed(e.Replayed, "boolean"), p.typed(e.Verified, "boolean"),
+		p.typed(int64(e.Attempts), "bigint"), p.typed(int64(e.Retries), "bigint"),
+		p.typed(e.LatencyMS, "double precision"), p.typed(e.InputTokens, "bigint"),
+		p.typed(e.OutputTokens, "bigint"), p.typed(nanos(e.StartedAt), "bigint"),
+		p.typed(nanos(e.FinishedAt), "bigint"), "run.version", p.typed(jsonArg(e.StatePatch), "json"),
+		p.typed(jsonArg(e.Result), "json"), p.typed(e.TraceID, "text"),
+	}
+	q.WriteString(strings.Join(values, ", "))
+	q.WriteString(" FROM run RETURNING id, version)\nSELECT id, version FROM inserted")
+	return q.String(), p.values
+}
+
+// commitRefused says why the commit statement wrote nothing, in the order
+// store/sqlite checks: the run is missing; the run is at another version
+// (with a state); the operation is missing. Nothing was written.
+func commitRefused(ctx context.Context, conn *pgxpool.Conn, c *store.Commit) error {
+	var key string
+	if c.Operation != nil {
+		key = c.Operation.Key
+	}
+	var version *int64
+	var opExists bool
+	if err := conn.QueryRow(ctx, commitDiagnosisSQL, c.Execution.RunID, key).Scan(&version, &opExists); err != nil {
+		return err
+	}
+	switch {
+	case version == nil:
+		return store.ErrNotFound
+	case len(c.NewState) > 0 && *version != c.ExpectVersion:
+		return store.ErrVersionConflict
+	case c.Operation != nil && !opExists:
+		return fmt.Errorf("operation %q: %w", key, store.ErrNotFound)
+	case len(c.NewState) > 0:
+		// The version moved on to the expected one since the statement,
+		// which found it elsewhere.
+		return store.ErrVersionConflict
+	default:
+		return fmt.Errorf("run %q updated no row", c.Execution.RunID)
+	}
+}
+
+// validStatus reports whether status is one of the ledger's three.
+func validStatus(status types.OpStatus) bool {
+	switch status {
+	case types.OpStarted, types.OpCompleted, types.OpUnknown:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,54 @@
+// Package postgres is the store.Store of toolgate in PostgreSQL, on
+// github.com/jackc/pgx/v5 (pgxpool). Several toolgate replicas may share one
+// database: the ledger's arbiter is the primary key of the operations
+// table, not anything held in a process.
+//
+// # Schema and migrations
+//
+// The tables live in Options.Schema (created if missing) or, when that is
+// empty, in the first existing schema of the connection's search_path. They
+// are created and upgraded by embedded migrations (migrations/NNNN_*.sql)
+// when the store is opened, all missing migrations in one transaction that
+// first takes a transaction-scoped advisory lock
+// (pg_advisory_xact_lock(MigrationLockClass, hashtext(schema))). Replicas
+// starting together therefore migrate one after the other: the first
+// applies the migrations, the others wait for its COMMIT and then find
+// nothing to do. The applied versions are rows of schema_migrations; a
+// schema from a newer toolgate is refused (*SchemaVersionError), never
+// altered.
+//
+// # Durability and group commit
+//
+// Every write is answered after PostgreSQL's COMMIT returned, so with the
+// default synchronous_commit=on it is in the flushed WAL. There is no writer
+// goroutine: PostgreSQL itself groups the WAL flushes of concurrent
+// transactions (one fsync covers every commit record written meanwhile),
+// so concurrency is the pool's (Options.MaxConns connections, default 16).
+//
+// Each write is one statement in one round trip where it can be: Commit
+// is a single statement of data-modifying CTEs (lock the operation, update
+// the run at the expected version, settle or delete the operation, insert
+// the execution row at the run's new version), which runs as one
+// transaction and writes all of it or none of it. The prepared statements
+// are cached per connection by pgx; behind a pooler in transaction mode
+// (PgBouncer), add default_query_exec_mode=exec to the URL.
+//
+// # Context
+//
+// As in store/sqlite, a write's ctx governs its admission: a caller whose
+// ctx ends before a connection is free gets ctx.Err() (wrapped) and nothing
+// is written. Once it holds a connection, the write runs to its end under
+// context.WithoutCancel(ctx), bounded by Options.WriteTimeout, so an error
+// that is the caller's context error always means "not written". A write
+// that exceeds WriteTimeout fails with an error that says its outcome is
+// unknown, and is not a context error.
+//
+// # Replicas and leases
+//
+// Open never abandons started operations: on a shared database they may
+// belong to a live replica. An operation whose owner died stays started
+// until its lease (Operation.LeaseUntil) ends; then ExpireLeases turns it
+// into unknown, which the pipeline does when it meets one, and which
+// Options.ExpireLeasesEvery does in the background. AbandonOwner remains
+// for a process that knows it restarted under a unique owner name.
+package postgres
