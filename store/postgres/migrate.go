@@ -31,7 +31,7 @@ type migration struct {
 
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // MigrationLockClass is the first key of the advisory lock that serialises
 // migrations: pg_advisory_xact_lock(MigrationLockClass, hashtext(schema)).
