@@ -1,0 +1,233 @@
+// toolgate dashboard: plain JavaScript, no build step. It polls the HTTP
+// API and redraws; every number shown comes from the API as is.
+"use strict";
+(function () {
+  const $ = (sel) => document.querySelector(sel);
+  const state = { key: localStorage.getItem("toolgate.key") || "", charts: {}, tools: [], timer: null };
+  const REFRESH_MS = 5000;
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k != null) e.append(k);
+    return e;
+  }
+
+  async function api(path, opts) {
+    const headers = { "Accept": "application/json" };
+    if (state.key) headers["Authorization"] = "Bearer " + state.key;
+    if (opts && opts.body) headers["Content-Type"] = "application/json";
+    const resp = await fetch(path, Object.assign({ headers }, opts || {}));
+    if (resp.status === 401) {
+      $("#keyform").hidden = false;
+      throw new Error("this toolgate needs an API key");
+    }
+    const body = await resp.json().catch(() => null);
+    if (!resp.ok) {
+      const msg = body && body.error ? body.error.message : resp.statusText;
+      const err = new Error(msg);
+      err.status = resp.status;
+      throw err;
+    }
+    return body;
+  }
+
+  const ms = (v) => v == null ? "–" : v >= 1000 ? (v / 1000).toFixed(v >= 10000 ? 0 : 1) + " s" : Math.round(v) + " ms";
+  const pct = (v) => v == null ? "–" : (v * 100).toFixed(v < 0.1 ? 1 : 0) + "%";
+  const when = (t) => t ? new Date(t).toLocaleTimeString() : "";
+
+  function pressureText(name, f) {
+    if (!f.timeout_pressure) return null;
+    const sugg = f.suggested_timeout_ms ? ` Raise the read timeout to about ${ms(f.suggested_timeout_ms)}, or find out why it is slow.` : "";
+    return `${name} is close to timing out: p95 is ${ms(f.p95_ms)} against a ${ms(f.timeout_ms)} read timeout, ` +
+      `so about 1 call in 20 comes within ${ms(Math.max(0, f.timeout_ms - f.p95_ms))} of it.${sugg}`;
+  }
+
+  function renderAlerts(alerts) {
+    const box = $("#alerts");
+    box.replaceChildren();
+    for (const a of alerts) {
+      box.append(el("div", { class: "alert " + a.kind, role: "alert" },
+        el("span", { class: "kind", text: a.kind.replace(/_/g, " ") }), a.message));
+    }
+  }
+
+  function toolCard(name, f, cfg) {
+    const card = el("article", { class: "card", "data-tool": name });
+    card.append(el("h3", { text: name }));
+    card.append(el("div", { class: "sub", text: [cfg && cfg.effect, f.dependency && ("on " + f.dependency)].filter(Boolean).join(" · ") }));
+    const figs = el("div", { class: "figs" });
+    const fig = (label, value) => figs.append(el("div", {}, el("b", { text: value }), label));
+    fig("calls", String(f.calls));
+    fig("errors", pct(f.error_rate));
+    fig("retried", pct(f.retry_rate));
+    fig("timeout", f.timeout_ms ? ms(f.timeout_ms) : "–");
+    fig("p50", ms(f.p50_ms));
+    fig("p95", ms(f.p95_ms));
+    fig("p99", ms(f.p99_ms));
+    fig("suggested timeout", f.suggested_timeout_ms ? ms(f.suggested_timeout_ms) : "–");
+    card.append(figs);
+    const warn = pressureText(name, f);
+    if (warn) card.append(el("p", { class: "pressure", role: "status", text: warn }));
+    card.append(el("div", { class: "chart", id: "chart-" + name, "aria-label": `${name}: p50, p95 and p99 latency against the timeout` }));
+    return card;
+  }
+
+  async function drawChart(name, window) {
+    const host = document.getElementById("chart-" + name);
+    if (!host || typeof uPlot === "undefined") return;
+    const s = await api(`/v1/stats/series?tool=${encodeURIComponent(name)}&window=${window}`);
+    const pts = s.points || [];
+    const xs = pts.map((p) => new Date(p.start).getTime() / 1000);
+    const series = [xs, pts.map((p) => p.calls ? p.p50_ms : null), pts.map((p) => p.calls ? p.p95_ms : null),
+      pts.map((p) => p.calls ? p.p99_ms : null), pts.map(() => s.timeout_ms || null)];
+    if (state.charts[name]) state.charts[name].destroy();
+    host.replaceChildren();
+    const width = Math.max(300, host.clientWidth || 380);
+    state.charts[name] = new uPlot({
+      width, height: 170,
+      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max || 0, (s.timeout_ms || 0) * 1.1, 10)] } },
+      axes: [{}, { values: (u, vals) => vals.map((v) => ms(v)), size: 60 }],
+      series: [{},
+        { label: "p50", stroke: "#0072B2", width: 2 },
+        { label: "p95", stroke: "#E69F00", width: 2 },
+        { label: "p99", stroke: "#CC79A7", width: 2 },
+        { label: "timeout", stroke: "#D55E00", width: 2, dash: [6, 4] }],
+    }, series, host);
+  }
+
+  function renderDeps(deps, breakers) {
+    const body = $("#deps tbody");
+    body.replaceChildren();
+    const names = new Set([...Object.keys(deps || {}), ...breakers.map((b) => b.dependency)]);
+    if (names.size === 0) { body.append(el("tr", {}, el("td", { colspan: "5", class: "empty", text: "No dependency has been called yet." }))); return; }
+    for (const n of [...names].sort()) {
+      const f = (deps || {})[n] || {};
+      const b = breakers.find((x) => x.dependency === n);
+      let breaker = "closed (not tried yet)";
+      if (b) breaker = b.state === "open" ? `open: ${b.consecutive_failures} failures in a row, next try in ${ms(b.retry_in_ms)}`
+        : b.state === "half_open" ? "half-open: one probe allowed" : "closed";
+      body.append(el("tr", {}, el("td", { text: n }),
+        el("td", {}, el("span", { class: "badge state-" + (b ? b.state : "closed"), text: breaker })),
+        el("td", { class: "num", text: f.calls != null ? String(f.calls) : "0" }),
+        el("td", { class: "num", text: pct(f.error_rate) }), el("td", { class: "num", text: ms(f.p95_ms) })));
+    }
+  }
+
+  function renderApprovals(list) {
+    const box = $("#approvals");
+    box.replaceChildren();
+    if (!list) { box.append(el("p", { class: "empty", text: "This store does not keep approvals." })); return; }
+    if (list.length === 0) { box.append(el("p", { class: "empty", text: "Nothing is waiting." })); return; }
+    for (const a of list) {
+      const decide = async (decision) => {
+        const by = prompt(`Your name, recorded with the decision to ${decision} ${a.id}:`);
+        if (!by) return;
+        await api(`/v1/approvals/${encodeURIComponent(a.id)}`, { method: "POST", body: JSON.stringify({ decision, by }) });
+        refresh();
+      };
+      box.append(el("div", { class: "approval" },
+        el("b", { text: a.tool }), ` for ${a.principal_id} (run `, runLink(a.run_id), `): `, el("code", { text: JSON.stringify(a.args) }),
+        el("div", { class: "sub", text: `${a.reason} Asked ${when(a.created_at)}; expires ${new Date(a.expires_at).toLocaleString()}.` }),
+        el("button", { type: "button", onclick: () => decide("approve"), text: "Approve" }),
+        el("button", { type: "button", onclick: () => decide("deny"), text: "Deny" })));
+    }
+  }
+
+  function runLink(id) {
+    return el("button", { class: "run", type: "button", "data-run": id, onclick: () => openRun(id), text: id });
+  }
+
+  function renderExecs(rows) {
+    const body = $("#execs tbody");
+    body.replaceChildren();
+    const code = $("#f-code").value;
+    rows = rows.filter((r) => code === "" || (code === "ok" ? r.ok : !r.ok));
+    if (rows.length === 0) { body.append(el("tr", {}, el("td", { colspan: "8", class: "empty", text: "No executions match." }))); return; }
+    for (const r of rows) {
+      body.append(el("tr", {},
+        el("td", { text: when(r.finished_at) }), el("td", {}, runLink(r.run_id)), el("td", { class: "num", text: String(r.step) }),
+        el("td", { text: r.tool }),
+        el("td", {}, el("span", { class: "badge " + (r.ok ? "ok" : "bad"), text: r.code })),
+        el("td", { text: r.side_effect }), el("td", { class: "num", text: String(r.attempts) }),
+        el("td", { class: "num", text: ms(r.latency_ms) })));
+    }
+  }
+
+  async function openRun(id) {
+    const dlg = $("#runview");
+    $("#run-h").textContent = "Run " + id;
+    $("#timeline").replaceChildren(el("li", { text: "loading…" }));
+    if (!dlg.open) dlg.showModal();
+    try {
+      const run = await api(`/v1/runs/${encodeURIComponent(id)}`);
+      $("#run-meta").textContent = `Principal ${run.principal && run.principal.id} · ${run.step} step(s)`;
+      const tl = $("#timeline");
+      tl.replaceChildren();
+      for (const h of run.history || []) {
+        tl.append(el("li", { class: h.ok ? "ok" : "fail" },
+          el("b", { text: `${h.step}. ${h.tool} ` }), el("span", { class: "badge " + (h.ok ? "ok" : "bad"), text: h.code }),
+          ` ${ms(h.latency_ms)}, ${h.attempts} attempt(s), side effect ${h.side_effect}${h.replayed ? ", replayed" : ""}${h.verified ? ", verified" : ""}`,
+          el("div", { class: "obs", text: h.observation || "" })));
+      }
+      if (!tl.children.length) tl.append(el("li", { class: "empty", text: "No calls yet." }));
+      $("#run-state").textContent = JSON.stringify(run.state, null, 2);
+      const rep = await api(`/v1/runs/${encodeURIComponent(id)}/replay`);
+      $("#run-replay").replaceChildren(el("span", { class: "badge " + (rep.matches ? "ok" : "bad"),
+        text: rep.matches ? "replay matches: the log rebuilds this state" : "replay does NOT match the stored state" }));
+    } catch (e) {
+      $("#timeline").replaceChildren(el("li", { class: "fail", text: e.message }));
+    }
+  }
+
+  async function refresh() {
+    const window = $("#window").value;
+    try {
+      const [stats, alerts, breakers, tools] = await Promise.all([
+        api("/v1/stats?window=" + window), api("/v1/alerts"), api("/v1/breakers").catch(() => ({ breakers: [] })),
+        state.tools.length ? Promise.resolve(null) : api("/v1/tools")]);
+      if (tools) {
+        state.tools = tools.tools || [];
+        const sel = $("#f-tool");
+        for (const t of state.tools) sel.append(el("option", { value: t.name, text: t.name }));
+      }
+      renderAlerts(alerts.alerts || []);
+      const box = $("#tools");
+      box.replaceChildren();
+      for (const t of state.tools) {
+        const f = (stats.tools || {})[t.name] || { calls: 0, codes: {} };
+        box.append(toolCard(t.name, f, t));
+      }
+      await Promise.all(state.tools.map((t) => drawChart(t.name, window).catch(() => {})));
+      renderDeps(stats.dependencies, breakers.breakers || []);
+      const appr = await api("/v1/approvals?status=pending").then((a) => a.approvals || []).catch(() => null);
+      renderApprovals(appr);
+      const q = new URLSearchParams({ limit: "50" });
+      if ($("#f-tool").value) q.set("tool", $("#f-tool").value);
+      if ($("#f-run").value.trim()) q.set("run", $("#f-run").value.trim());
+      const ex = await api("/v1/executions?" + q).catch(() => ({ executions: [] }));
+      renderExecs(ex.executions || []);
+      $("#live").textContent = "live · updated " + new Date().toLocaleTimeString();
+    } catch (e) {
+      $("#live").textContent = "not updated: " + e.message;
+    }
+  }
+
+  $("#keyform").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.key = $("#key").value.trim();
+    localStorage.setItem("toolgate.key", state.key);
+    $("#keyform").hidden = true;
+    refresh();
+  });
+  $("#window").addEventListener("change", refresh);
+  $("#filters").addEventListener("change", refresh);
+  $("#filters").addEventListener("submit", (ev) => { ev.preventDefault(); refresh(); });
+  refresh();
+  state.timer = setInterval(refresh, REFRESH_MS);
+})();

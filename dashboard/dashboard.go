@@ -1,0 +1,73 @@
+// Package dashboard serves toolgate's one-page dashboard from the binary:
+// embedded HTML, CSS and JavaScript, with uPlot vendored (MIT, see
+// assets/vendor/uPlot.LICENSE). It works offline: no CDN, no build step.
+//
+// The page reads the HTTP API (/v1/stats, /v1/stats/series, /v1/alerts,
+// /v1/breakers, /v1/executions, /v1/runs/{id}, /v1/approvals) and refreshes
+// every few seconds. With API keys configured it asks for one and keeps it
+// in the browser's localStorage.
+package dashboard
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+
+	"github.com/toolgate/toolgate/execute/breaker"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Handler serves the page at / and its files under /assets/.
+func Handler() http.Handler {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	files := http.FileServer(http.FS(sub))
+	mux := http.NewServeMux()
+	mux.Handle("GET /assets/", cacheable(http.StripPrefix("/assets/", files)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		page, err := assets.ReadFile("assets/index.html")
+		if err != nil {
+			http.Error(w, "dashboard missing", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+		w.Write(page)
+	})
+	return mux
+}
+
+func cacheable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// BreakerState is one circuit breaker as the dashboard shows it.
+type BreakerState struct {
+	Dependency          string `json:"dependency"`
+	State               string `json:"state"`
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+	RetryInMS           int64  `json:"retry_in_ms"`
+}
+
+// Breakers answers GET /v1/breakers with this process's circuit breakers
+// (they are per replica, as in Envoy).
+func Breakers(snapshots func() []breaker.Snapshot) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out := []BreakerState{}
+		for _, s := range snapshots() {
+			out = append(out, BreakerState{Dependency: s.Name, State: s.State.String(),
+				ConsecutiveFailures: s.ConsecutiveFailures, RetryInMS: s.RetryIn.Milliseconds()})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"breakers": out})
+	})
+}
