@@ -23,6 +23,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
@@ -80,6 +83,9 @@ type Options struct {
 	Sinks []pipeline.Sink
 	// Owner names this process in the ledger's leases.
 	Owner string
+	// Tracer makes the call and attempt spans. Default: the global
+	// OpenTelemetry provider's tracer (a no-op until one is installed).
+	Tracer trace.Tracer
 }
 
 // Gateway is an embedded toolgate.
@@ -118,7 +124,7 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 	}
 	p, err := pipeline.New(&pipeline.Config{
 		Tools: cfg, Store: g.store, Executor: opts.Executor, Clock: opts.Clock,
-		Rand: opts.Rand, Logger: opts.Logger, Sinks: opts.Sinks, Owner: owner,
+		Rand: opts.Rand, Logger: opts.Logger, Sinks: opts.Sinks, Owner: owner, Tracer: opts.Tracer,
 	})
 	if err != nil {
 		if g.ownsStore {
@@ -225,9 +231,10 @@ func (g *Gateway) GetRun(ctx context.Context, id string) (*Run, error) {
 	return r, err
 }
 
-// History returns a run's execution rows in commit order.
+// History returns all of a run's execution rows in commit order.
 func (g *Gateway) History(ctx context.Context, runID string) ([]Execution, error) {
-	return g.store.ListExecutions(ctx, types.ExecutionFilter{RunID: runID, Ascending: true, Limit: -1})
+	// A limit of 0 or less means the store's default page (100), not all.
+	return g.store.ListExecutions(ctx, types.ExecutionFilter{RunID: runID, Ascending: true, Limit: math.MaxInt})
 }
 
 // Replayed is the outcome of rebuilding a run's state from its log.

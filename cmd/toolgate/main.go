@@ -1,7 +1,12 @@
 // Command toolgate is the toolgate server, MCP server and command line.
 //
 // Exit codes: 0 success; 1 the command failed (a problem it names); 2 the
-// command line was wrong (usage printed).
+// command line was wrong (usage printed). In particular: `toolgate call`
+// exits 1 when the tool call's result is ok: false (the envelope is still
+// printed); `toolgate replay` exits 1 when the rebuilt state does not match
+// the stored one; `toolgate serve` exits 0 after a graceful shutdown and 1
+// when calls were still running at the shutdown deadline or a second
+// SIGTERM ended it at once.
 package main
 
 import (

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/server"
+)
+
+func init() {
+	register("mcp", "serve the tools over MCP on stdin/stdout (for MCP hosts)", runMCP)
+	serveHooks = append(serveHooks, serveHook{Mounts: mountMCP})
+}
+
+// mountMCP adds /mcp (MCP over streamable HTTP) to `toolgate serve`. The
+// server's auth runs first; the MCP handler then binds each session to its
+// key. When ctx ends (shutdown) the sessions' standing streams end, so the
+// graceful shutdown waits only for calls in flight.
+func mountMCP(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
+	h := mcpserver.Handler(gw, mcpserver.Options{Logger: log})
+	stop := context.AfterFunc(ctx, h.Close)
+	return []server.Mount{{Pattern: "/mcp", Handler: h}}, func() { stop(); h.Close() }, nil
+}
+
+// runMCP serves one MCP session on stdin/stdout. stdout carries protocol
+// messages only; logs go to stderr.
+func runMCP(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "mcp", "--config FILE [--run R] [--key NAME] [--store URL]",
+		"toolgate mcp --config toolgate.yaml\n\n"+
+			"An MCP host's server entry (e.g. claude_desktop_config.json):\n"+
+			`  {"command": "toolgate", "args": ["mcp", "--config", "/path/to/toolgate.yaml"]}`)
+	path := fs.String("config", "toolgate.yaml", "the config file")
+	run := fs.String("run", "", "the run of every call that names none in its _meta (created on first use; default: a new run for the session)")
+	key := fs.String("key", "", "the auth.keys entry whose principal the runs act for (default: the only one; with no keys, the principal {\"id\": \"mcp\"})")
+	storeURL := fs.String("store", "", "the store, overriding the config's (memory, sqlite:PATH relative to the config file, postgres://...)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	if *storeURL != "" {
+		cfg.Store = *storeURL
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	t := mcpserver.StdioTransport(io.NopCloser(e.stdin), e.stdout)
+	err = mcpserver.Serve(ctx, gw, mcpserver.Options{Key: *key, RunID: *run, Logger: logger}, t)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // stopped by a signal: the calls in flight have finished
+	}
+	return err
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/server"
+)
+
+func init() {
+	register("serve", "run the HTTP API until SIGTERM (then finish the calls in flight)", runServe)
+}
+
+// serveHook lets another subsystem (stats, metrics, dashboard, MCP,
+// approvals) join `toolgate serve` from its own file's init(), without
+// editing this one.
+type serveHook struct {
+	// Before, when set, runs before the gateway opens: it may add sinks
+	// (or other options) to opts.
+	Before func(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error
+	// Mounts, when set, runs once the gateway is open and returns routes
+	// to add, and a cleanup (may be nil) run after the server has stopped.
+	Mounts func(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error)
+}
+
+// serveHooks are registered by other files' init().
+var serveHooks []serveHook
+
+// exitNow ends the process on a second signal.
+var exitNow = os.Exit
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--shutdown-timeout D]",
+		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
+	path := fs.String("config", "toolgate.yaml", "the config file")
+	listen := fs.String("listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8470; port 0 picks a free port)")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
+	shutdown := fs.Duration("shutdown-timeout", server.DefaultShutdownTimeout,
+		"on SIGTERM, how long calls in flight may take to finish (a second SIGTERM exits at once)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	logger, err := newLogger(e.stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	opts := toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger}
+	for _, h := range serveHooks {
+		if h.Before != nil {
+			if err := h.Before(ctx, cfg, &opts); err != nil {
+				return err
+			}
+		}
+	}
+	gw, err := toolgate.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	var mounts []server.Mount
+	for _, h := range serveHooks {
+		if h.Mounts == nil {
+			continue
+		}
+		m, cleanup, err := h.Mounts(ctx, gw, logger)
+		if err != nil {
+			return err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+		mounts = append(mounts, m...)
+	}
+	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: *shutdown, Mounts: mounts})
+	if err != nil {
+		return err
+	}
+	addr := *listen
+	if addr == "" {
+		addr = cfg.Listen
+	}
+	if err := srv.CheckAddr(addr); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if err := srv.CheckListener(ln); err != nil {
+		ln.Close()
+		return err
+	}
+	defer exitOnSecondSignal(logger)()
+	fmt.Fprintf(e.stderr, "toolgate listening on http://%s\n", ln.Addr())
+	return srv.Serve(ctx, ln)
+}
+
+// newLogger makes the slog logger of --log-format and --log-level.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q: use debug, info, warn or error", errUsage, level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: use text or json", errUsage, format)
+}
+
+// exitOnSecondSignal exits the process at once when a second SIGTERM or
+// interrupt arrives (the first one starts the graceful shutdown through
+// the command's context). The returned func stops watching.
+func exitOnSecondSignal(log *slog.Logger) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		seen := 0
+		for {
+			select {
+			case <-sigs:
+				if seen++; seen == 2 {
+					log.Error("second signal: exiting at once; calls still in flight are settled by crash recovery at the next start")
+					exitNow(1)
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}

@@ -1,0 +1,87 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/store"
+)
+
+// runIDPattern is the HTTP API's: run ids stay safe in a URL path and a log
+// line.
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+func validRunID(id string) bool { return runIDPattern.MatchString(id) }
+
+// caller says who a call acts for: the key of its HTTP request, or the
+// local caller on transports without one.
+func (s *server) caller(req *mcp.CallToolRequest) (caller, error) {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		if k, ok := s.keys.byName(req.Extra.TokenInfo.UserID); ok {
+			return keyCaller(k), nil
+		}
+	}
+	if len(s.keys) > 0 && req.Extra != nil && req.Extra.Header != nil {
+		// An HTTP request that did not pass Handler's key check: only
+		// possible when the SDK handler is mounted without it.
+		return caller{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolgate: this request carries no valid bearer key"}
+	}
+	if s.local.refused != "" {
+		return caller{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: s.local.refused}
+	}
+	return s.local, nil
+}
+
+// runFor returns the id of the run a call goes to, creating the run on
+// first use: the call's own run id, else Options.RunID, else the session's.
+// A run that belongs to another key is refused.
+func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, named string) (string, error) {
+	id := named
+	if id == "" {
+		id = s.opts.RunID
+	}
+	if id == "" {
+		id = s.sessionRun(ss)
+	}
+	run, err := s.gw.GetRun(ctx, id)
+	if errors.Is(err, toolgate.ErrUnknownRun) {
+		run, err = s.gw.StartRun(ctx, toolgate.RunOptions{ID: id, Principal: who.principal, Owner: who.key})
+		if errors.Is(err, store.ErrRunExists) { // a concurrent first call made it
+			run, err = s.gw.GetRun(ctx, id)
+		}
+	}
+	if err != nil {
+		return "", s.internal("opening run "+id, err)
+	}
+	if len(s.keys) > 0 && run.Owner != who.key {
+		return "", invalidParams("run %q belongs to another key: name another run in _meta %q, or leave it out for the session's run", id, MetaRunID)
+	}
+	return run.ID, nil
+}
+
+// sessionRun is the id of a session's own run: a hash of the session id
+// (the id itself is a credential of sorts and stays out of run listings),
+// or, for a session without an id (stdio), a random id kept for it.
+func (s *server) sessionRun(ss *mcp.ServerSession) string {
+	if ss != nil && ss.ID() != "" {
+		sum := sha256.Sum256([]byte(ss.ID()))
+		return "mcp_" + hex.EncodeToString(sum[:10])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.anonRuns[ss]
+	if !ok {
+		id = "mcp_" + strings.ToLower(rand.Text()[:20])
+		s.anonRuns[ss] = id
+	}
+	return id
+}

@@ -1,0 +1,242 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/types"
+)
+
+// DefaultSessionTimeout is the default of Options.SessionTimeout.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// DevPrincipalID is the principal of runs opened when no keys are
+// configured.
+const DevPrincipalID = "mcp"
+
+// Instructions are sent to MCP clients at initialisation.
+const Instructions = "Every tool call goes through toolgate. Each result's text is an observation written " +
+	"for you: it says what happened and what to do next (fix the arguments, wait, verify with a named read tool, " +
+	"escalate). Follow it. Never repeat a write whose outcome is unknown as a new action."
+
+// Options configure the MCP server. Zero values are the documented defaults.
+type Options struct {
+	// Key names the auth.keys entry whose principal runs act for when a
+	// call carries no bearer key (stdio and other non-HTTP transports).
+	// Default: the only entry when exactly one is configured. With no keys
+	// configured it must be empty (development mode, principal {"id":
+	// "mcp"}). Over HTTP the bearer key decides and Key is not used.
+	Key string
+	// RunID, when set, is the run of every call that does not name one in
+	// its _meta, instead of one run per session (on HTTP: of every session).
+	// It is created on first use, owned by the first caller's key.
+	RunID string
+	// Logger gets the SDK's messages and store failures. Default: discarded.
+	Logger *slog.Logger
+	// Version is the server version sent at initialisation. Default: the
+	// main module's version from the build, else "dev".
+	Version string
+	// SessionTimeout closes HTTP sessions idle this long. Default 30m.
+	SessionTimeout time.Duration
+	// MaxBodyBytes bounds an HTTP request body. Default: the config's
+	// max_body_bytes, else 1 MiB.
+	MaxBodyBytes int64
+}
+
+// server is one MCP server over one gateway: the SDK server with a tool per
+// configured tool, and the state that maps sessions to runs.
+type server struct {
+	gw    *toolgate.Gateway
+	cfg   *config.Config
+	opts  Options
+	log   *slog.Logger
+	keys  keyring
+	local caller // who calls when there is no bearer key (stdio)
+	mcp   *mcp.Server
+
+	mu       sync.Mutex
+	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
+}
+
+// newServer builds the SDK server. When Options.Key does not pick a
+// caller for keyless calls, s.local says why and such calls are refused.
+func newServer(gw *toolgate.Gateway, opts Options) *server {
+	s := &server{gw: gw, cfg: gw.Config(), opts: opts, log: opts.Logger, anonRuns: map[*mcp.ServerSession]string{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.keys = newKeyring(s.cfg.Auth.Keys)
+	s.local = localCaller(s.cfg.Auth.Keys, opts.Key)
+	version := opts.Version
+	if version == "" {
+		version = buildVersion()
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}, &mcp.ServerOptions{
+		Instructions: Instructions,
+		Logger:       s.log,
+		// Tools only; the list never changes while the gateway runs.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, t := range Tools(s.cfg) {
+		s.mcp.AddTool(t, s.callTool)
+	}
+	s.mcp.AddReceivingMiddleware(s.unknownTools)
+	return s
+}
+
+// HTTPHandler is the streamable HTTP endpoint (Handler).
+type HTTPHandler struct {
+	h       http.Handler
+	closing chan struct{}
+	once    sync.Once
+}
+
+// Handler serves MCP over streamable HTTP, to be mounted at /mcp. With keys
+// configured every request needs "Authorization: Bearer KEY" (401
+// otherwise); a session belongs to the key that opened it (403 for any
+// other), and its run acts for that key's principal. Call Close when the
+// server shuts down.
+func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
+	s := newServer(gw, opts) // HTTP callers bring their key: Options.Key is not needed
+	timeout := opts.SessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultSessionTimeout
+	}
+	maxBody := opts.MaxBodyBytes
+	if maxBody <= 0 {
+		if maxBody = s.cfg.MaxBodyBytes; maxBody <= 0 {
+			maxBody = config.DefaultMaxBodyBytes
+		}
+	}
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: s.log, SessionTimeout: timeout, MaxRequestBodyBytes: maxBody,
+	})
+	if len(s.keys) > 0 {
+		// The token's UserID is the key name: the SDK binds each session to it.
+		h = auth.RequireBearerToken(s.keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	}
+	return &HTTPHandler{h: h, closing: make(chan struct{})}
+}
+
+// ServeHTTP implements http.Handler. A GET (a session's standing stream of
+// server messages) is exempt from the server's write timeout and ends when
+// Close is called; POSTs (the calls) are left to finish.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		h.h.ServeHTTP(w, r)
+		return
+	}
+	select {
+	case <-h.closing:
+		http.Error(w, "toolgate is shutting down", http.StatusServiceUnavailable)
+		return
+	default:
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	h.h.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// Close ends the sessions' standing streams (so that a graceful shutdown
+// need not wait for them) and refuses new ones. Calls in flight finish.
+func (h *HTTPHandler) Close() {
+	h.once.Do(func() { close(h.closing) })
+}
+
+// Serve runs one MCP session over t (for stdio, &mcp.StdioTransport{})
+// until the client hangs up (nil) or ctx ends (its error). Nothing but
+// protocol messages is written to t.
+func Serve(ctx context.Context, gw *toolgate.Gateway, opts Options, t mcp.Transport) error {
+	s := newServer(gw, opts)
+	if s.local.refused != "" {
+		return errors.New(s.local.refused)
+	}
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return ctx.Err()
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return fmt.Errorf("mcp: %w", err)
+}
+
+// caller is who a call acts for.
+type caller struct {
+	// key is the auth.keys entry's name ("" in development mode).
+	key       string
+	principal types.Principal
+	// refused, when set, says why calls without a bearer key cannot run.
+	refused string
+}
+
+// localCaller picks the caller of calls without a bearer key.
+func localCaller(keys []config.Key, name string) caller {
+	if len(keys) == 0 {
+		if name != "" {
+			return caller{refused: fmt.Sprintf("mcp: no auth.keys are configured, so there is no key %q", name)}
+		}
+		return caller{principal: types.Principal{ID: DevPrincipalID}}
+	}
+	if name == "" && len(keys) == 1 {
+		name = keys[0].Name
+	}
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if k.Name == name {
+			return keyCaller(k)
+		}
+		names = append(names, k.Name)
+	}
+	if name == "" {
+		return caller{refused: fmt.Sprintf("mcp: %d auth.keys are configured; choose whose principal the runs act for (one of: %s)",
+			len(keys), strings.Join(names, ", "))}
+	}
+	return caller{refused: fmt.Sprintf("mcp: no auth.keys entry is named %q (have: %s)", name, strings.Join(names, ", "))}
+}
+
+// keyCaller is the caller of a key: its principal, or {"id": name}.
+func keyCaller(k config.Key) caller {
+	c := caller{key: k.Name, principal: types.Principal{ID: k.Name}}
+	if k.Principal != nil {
+		c.principal = *k.Principal
+	}
+	return c
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,238 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/types"
+)
+
+// binary is `toolgate`, built once for the stdio tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolgate-mcp-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "toolgate")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "github.com/toolgate/toolgate/cmd/toolgate")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building toolgate:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The key of the test config's one auth.keys entry.
+const (
+	supportKey = "test-key-support-bot"
+	orderID    = "ORD-4471"
+)
+
+// provider is the simulated payments provider on 127.0.0.1.
+func provider(t *testing.T) (*sim.Payments, string) {
+	t.Helper()
+	p := sim.NewPayments(sim.Order{OrderID: orderID, CustomerID: "cust_42", AmountPaise: 500000})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return p, srv.URL
+}
+
+// configText is testdata/refunds.yaml against the provider at url, edited
+// by the replacements (old, new, ...).
+func configText(t *testing.T, url string, replacements ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/refunds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(raw), "PAYMENTS_URL", url)
+	for i := 0; i+1 < len(replacements); i += 2 {
+		if !strings.Contains(text, replacements[i]) {
+			t.Fatalf("config has no %q to replace", replacements[i])
+		}
+		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
+	}
+	return text
+}
+
+// writeConfig writes a config file into a fresh directory.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "toolgate.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gateway opens an in-process gateway on a config text.
+func gateway(t *testing.T, text string) *toolgate.Gateway {
+	t.Helper()
+	cfg, err := config.Parse([]byte(text), "", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	return gw
+}
+
+// bearer adds "Authorization: Bearer key" to every request.
+type bearer struct {
+	key  string
+	base http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.base.RoundTrip(r)
+}
+
+// httpEndpoint serves mcpserver.Handler on 127.0.0.1.
+func httpEndpoint(t *testing.T, gw *toolgate.Gateway, opts mcpserver.Options) (*mcpserver.HTTPHandler, string) {
+	t.Helper()
+	h := mcpserver.Handler(gw, opts)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return h, srv.URL
+}
+
+// connectHTTP opens a client session to an HTTP endpoint with a bearer key
+// ("" sends none).
+func connectHTTP(t *testing.T, url, key string) *mcp.ClientSession {
+	t.Helper()
+	var rt http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(rt.(*http.Transport).CloseIdleConnections)
+	if key != "" {
+		rt = bearer{key: key, base: rt}
+	}
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}})
+}
+
+// connectStdio starts `toolgate mcp --config path args...` and opens a
+// client session to it over its stdin and stdout.
+func connectStdio(t *testing.T, path string, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mcp", "--config", path}, args...)...)
+	cmd.Stderr = &testLog{t: t}
+	return connect(t, &mcp.CommandTransport{Command: cmd})
+}
+
+func connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// testLog writes a subprocess's stderr into the test log.
+type testLog struct{ t *testing.T }
+
+func (l *testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+var _ io.Writer = (*testLog)(nil)
+
+// call calls a tool with arguments and _meta (either may be nil).
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) (*mcp.CallToolResult, error) {
+	t.Helper()
+	return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+}
+
+// mustCall is call that fails the test on a protocol error, and returns the
+// envelope carried as structuredContent too.
+func mustCall(t *testing.T, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) (*mcp.CallToolResult, *types.Result) {
+	t.Helper()
+	res, err := call(t, cs, name, args, meta)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res, envelope(t, res)
+}
+
+// envelope decodes a result's structuredContent and checks that its one
+// text content is the observation and isError is !ok.
+func envelope(t *testing.T, res *mcp.CallToolResult) *types.Result {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env types.Result
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("structuredContent is not an envelope: %v\n%s", err, b)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content block, got %d", len(res.Content))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	if text.Text != env.Observation || env.Observation == "" {
+		t.Errorf("text content %q is not the observation %q", text.Text, env.Observation)
+	}
+	if res.IsError != !env.OK {
+		t.Errorf("isError %t with ok %t", res.IsError, env.OK)
+	}
+	return &env
+}
+
+// rpcError returns err's JSON-RPC error, failing the test if it has none.
+func rpcError(t *testing.T, err error) *jsonrpc.Error {
+	t.Helper()
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("want a JSON-RPC error, got %v", err)
+	}
+	return e
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// MaxCallIDBytes bounds the call_id a client may send.
+const MaxCallIDBytes = 256
+
+// postCall is POST /v1/runs/{run}/calls: one tool call. A tool's failure
+// is a 200 with ok false; only the gateway's own refusals are 4xx/5xx.
+func (s *Server) postCall(w http.ResponseWriter, r *http.Request) {
+	runID := r.PathValue("run")
+	body, e := s.readBody(w, r)
+	if e == nil {
+		var call *types.Call
+		if call, e = decodeCall(body, s.maxDepth); e == nil {
+			call.RunID = runID
+			e = s.call(w, r, call)
+		} else {
+			e.runID = clip(runID)
+		}
+	}
+	if e != nil {
+		s.writeError(w, r, e)
+	}
+}
+
+func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) *apiError {
+	if _, e := s.ownedRun(r, call.RunID); e != nil {
+		e.tool = clip(call.Tool)
+		return e
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	res, err := s.gw.Do(r.Context(), call)
+	if err != nil {
+		e := storeError(err)
+		if e.code == types.CodeNotFound {
+			e = noSuchRun(call.RunID)
+		}
+		e.runID, e.tool = clip(call.RunID), clip(call.Tool)
+		return e
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// decodeCall reads the body of a call:
+//
+//	{"tool": "issue_refund", "args": {...}, "call_id": "toolu_1",
+//	 "usage": {"input_tokens": 812, "output_tokens": 64}}
+//
+// tool is required; args must be a JSON object or null (absent means no
+// arguments) and is kept byte for byte, so numbers stay exact.
+func decodeCall(body []byte, maxDepth int) (*types.Call, *apiError) {
+	ms, e := members(body, maxDepth)
+	if e != nil {
+		return nil, e
+	}
+	if e := strictFields(ms, "a call", "tool", "args", "call_id", "usage"); e != nil {
+		return nil, e
+	}
+	call := &types.Call{}
+	hasTool := false
+	for _, m := range ms {
+		switch m.name {
+		case "tool":
+			if call.Tool, e = stringField(m); e != nil {
+				return nil, e
+			}
+			hasTool = true
+		case "args":
+			if isNull(m.value) {
+				continue
+			}
+			if kindOf(m.value) != "an object" {
+				return nil, badRequest(`"args" must be a JSON object of named arguments (or null for none), got %s`, kindOf(m.value))
+			}
+			call.Args = bytes.TrimSpace(m.value)
+		case "call_id":
+			if isNull(m.value) {
+				continue
+			}
+			if call.CallID, e = stringField(m); e != nil {
+				return nil, e
+			}
+			if len(call.CallID) > MaxCallIDBytes {
+				return nil, badRequest(`"call_id" is %d bytes long; the limit is %d`, len(call.CallID), MaxCallIDBytes)
+			}
+		case "usage":
+			if isNull(m.value) {
+				continue
+			}
+			if kindOf(m.value) != "an object" {
+				return nil, badRequest(`"usage" must be an object {"input_tokens": n, "output_tokens": n}, got %s`, kindOf(m.value))
+			}
+			if call.Usage, e = decodeUsage(m.value, maxDepth); e != nil {
+				return nil, e
+			}
+		}
+	}
+	if !hasTool || call.Tool == "" {
+		return nil, badRequest(`"tool" is required: the name of the tool to call (see GET /v1/tools)`)
+	}
+	return call, nil
+}
+
+func decodeUsage(raw []byte, maxDepth int) (types.Usage, *apiError) {
+	var u types.Usage
+	ms, e := members(raw, maxDepth)
+	if e != nil {
+		return u, e
+	}
+	if e := strictFields(ms, `"usage"`, "input_tokens", "output_tokens"); e != nil {
+		return u, e
+	}
+	for _, m := range ms {
+		if isNull(m.value) {
+			continue
+		}
+		n, e := countField(m)
+		if e != nil {
+			return u, e
+		}
+		if m.name == "input_tokens" {
+			u.InputTokens = n
+		} else {
+			u.OutputTokens = n
+		}
+	}
+	return u, nil
+}

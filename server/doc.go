@@ -1,0 +1,32 @@
+// Package server is toolgate's HTTP API (CONTRACT.md section 3) on
+// net/http: it translates requests into Gateway calls and results into
+// JSON, and holds no pipeline logic of its own.
+//
+//	POST /v1/runs                   create a run                   201, 409 run_exists
+//	POST /v1/runs/{run}/calls       one tool call                  200 with the result envelope
+//	GET  /v1/runs/{run}             the run and its history        200
+//	GET  /v1/runs/{run}/replay      state rebuilt from the log     200
+//	GET  /v1/executions             monitoring rows, newest first  200
+//	GET  /v1/tools?format=          the tool list (openai, anthropic, mcp)
+//	GET  /healthz                   200 when the store answers, else 503 (no auth)
+//
+// A tool's failure is not an HTTP failure: a call answers 200 with ok false.
+// The gateway's own refusals (bad JSON, unknown run, auth, limits) answer
+// 4xx/5xx with the same envelope, error.code one of the gateway codes of
+// package types, a message naming the problem and an observation saying
+// what to do.
+//
+// Auth: with keys configured every route but the public ones needs
+// "Authorization: Bearer KEY"; a run belongs to the key that created it and
+// is invisible (404) to the others. Without keys the server runs in
+// development mode and Serve refuses any address that is not loopback.
+//
+// Limits: request bodies (config max_body_bytes, default 1 MiB), JSON
+// nesting (64 levels, checked on the bytes before anything is decoded),
+// strict decoding (unknown fields are named in a 400), a read deadline on
+// bodies, ReadHeaderTimeout and IdleTimeout on the server, and a
+// WriteTimeout longer than the slowest configured tool call.
+//
+// Other packages add routes through Options.Mounts and read the caller's
+// key name with KeyName.
+package server

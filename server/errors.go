@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"github.com/toolgate/toolgate/pipeline"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// apiError is a refusal of the gateway itself, answered with a 4xx/5xx
+// status and the result envelope.
+type apiError struct {
+	status  int
+	code    types.Code
+	message string
+	// runID and tool fill the envelope's meta when known.
+	runID, tool string
+	// cause is logged, never sent.
+	cause error
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: types.CodeBadRequest, message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusNotFound, code: types.CodeNotFound, message: fmt.Sprintf(format, args...)}
+}
+
+func noSuchRun(id string) *apiError {
+	e := notFound("there is no run %q (or it belongs to another API key)", clip(id))
+	e.runID = clip(id)
+	return e
+}
+
+// storeError maps a failure to read or write the store: 503 when the store
+// is closed or unreachable, 404 for an unknown run, else 500.
+func storeError(err error) *apiError {
+	switch {
+	case errors.Is(err, pipeline.ErrUnknownRun), errors.Is(err, store.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, code: types.CodeNotFound, message: "the run does not exist", cause: err}
+	case errors.Is(err, store.ErrClosed):
+		return &apiError{status: http.StatusServiceUnavailable, code: types.CodeUnavailable,
+			message: "toolgate's store is closed (the server is shutting down)", cause: err}
+	case errors.Is(err, context.Canceled):
+		// The client went away before the call was admitted: nothing was
+		// done, and nobody reads the answer.
+		return &apiError{status: statusClientClosed, code: types.CodeBadRequest,
+			message: "the client closed the request before it was admitted; nothing was done", cause: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{status: http.StatusServiceUnavailable, code: types.CodeUnavailable,
+			message: "toolgate's store did not answer in time", cause: err}
+	}
+	return internalError(err)
+}
+
+// statusClientClosed is the status logged for a request whose client went
+// away (nginx's 499): no one reads it.
+const statusClientClosed = 499
+
+func internalError(cause error) *apiError {
+	return &apiError{status: http.StatusInternalServerError, code: types.CodeInternalError,
+		message: "toolgate failed while handling this request; the details are in its log", cause: cause}
+}
+
+// advice is what an agent should do after each gateway refusal.
+var advice = map[types.Code]struct {
+	next types.Next
+	text string
+}{
+	types.CodeBadRequest:      {types.NextFixArgs, "Nothing was done. Fix the request and send it again; the same request will be refused the same way."},
+	types.CodeUnauthorized:    {types.NextEscalate, "Nothing was done. Do not retry with the same key; ask whoever runs the agent host for a valid toolgate key."},
+	types.CodeNotFound:        {types.NextStop, "Nothing was done. Check the id in the URL; to start over, create a run with POST /v1/runs."},
+	types.CodeRunExists:       {types.NextFixArgs, "Nothing was done. Use the existing run, or create this one with another run_id (or none, to get a fresh one)."},
+	types.CodeBodyTooLarge:    {types.NextFixArgs, "Nothing was done. Send a smaller body: shorten the arguments or pass large content by reference."},
+	types.CodeUnsupportedType: {types.NextFixArgs, "Nothing was done. Send the body as JSON with the header Content-Type: application/json."},
+	types.CodeInternalError:   {types.NextEscalate, "Nothing was done by this request. Try again shortly, and escalate if it keeps happening."},
+	types.CodeUnavailable:     {types.NextWait, "Nothing was done. Wait a few seconds and send the same request again."},
+}
+
+// envelope is the result envelope of a gateway refusal.
+func (e *apiError) envelope() *types.Result {
+	a, ok := advice[e.code]
+	if !ok {
+		a = advice[types.CodeBadRequest]
+	}
+	res := &types.Result{
+		OK:    false,
+		Data:  json.RawMessage("null"),
+		Error: types.NewError(e.code, e.message),
+		Meta:  types.Meta{RunID: e.runID, Tool: e.tool, SideEffect: types.SideEffectNone, Next: a.next},
+		Observation: fmt.Sprintf("toolgate refused the request (%s, HTTP %d): %s. %s",
+			e.code, e.status, strings.TrimSuffix(e.message, "."), a.text),
+	}
+	if e.code == types.CodeUnavailable {
+		res.Meta.RetryAfterMS = 2000
+	}
+	return res
+}
+
+// writeError answers a refusal and logs it: the one place a gateway
+// refusal is logged.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	level := slog.LevelInfo
+	switch {
+	case e.status >= 500:
+		level = slog.LevelError
+	case e.status == http.StatusUnauthorized:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method), slog.String("path", clip(r.URL.Path)),
+		slog.Int("status", e.status), slog.String("code", string(e.code)),
+		slog.String("key", KeyName(r.Context())), slog.String("message", e.message),
+	}
+	if e.cause != nil {
+		attrs = append(attrs, slog.String("err", e.cause.Error()))
+	}
+	s.log.LogAttrs(r.Context(), level, "request refused", attrs...)
+	respond(w, e)
+}
+
+// respond answers a refusal without logging it.
+func respond(w http.ResponseWriter, e *apiError) {
+	if e.code == types.CodeUnavailable {
+		w.Header().Set("Retry-After", "2")
+	}
+	writeJSON(w, e.status, e.envelope())
+}
+
+// writeJSON answers v as JSON with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // observations are read by models: "<key>", not "\u003ckey\u003e"
+	if err := enc.Encode(v); err != nil {
+		// Only a value the server built can get here; never a client's.
+		status = http.StatusInternalServerError
+		buf.Reset()
+		_ = enc.Encode(internalError(err).envelope())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// WriteError answers a gateway refusal in the shared envelope, for mounted
+// handlers: status is the HTTP status, code one of the gateway codes of
+// package types, message names the problem.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, status int, code types.Code, message string) {
+	s.writeError(w, r, &apiError{status: status, code: code, message: message})
+}
+
+// serveHTTP is the whole API: recovery, then the mux, with JSON envelopes
+// for the mux's own 404 and 405 answers.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	tw := &trackingWriter{ResponseWriter: w}
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		// Logged here, once, with the stack; the answer never has either.
+		s.log.Error("panic serving request", "method", r.Method, "path", clip(r.URL.Path),
+			"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		if !tw.wrote {
+			respond(tw, internalError(nil))
+		}
+	}()
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(tw, r)
+		return
+	}
+	// No route: let the mux decide between 404 and 405 (it knows the
+	// allowed methods), then answer in the envelope.
+	rec := &recorder{header: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	switch rec.status {
+	case http.StatusMethodNotAllowed:
+		allow := rec.header.Get("Allow")
+		tw.Header().Set("Allow", allow)
+		s.writeError(tw, r, &apiError{status: http.StatusMethodNotAllowed, code: types.CodeBadRequest,
+			message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, clip(r.URL.Path), allow)})
+	default:
+		s.writeError(tw, r, notFound("there is no endpoint %s %s; the API is under /v1 (see GET /v1/tools)", r.Method, clip(r.URL.Path)))
+	}
+}
+
+// trackingWriter remembers whether the answer has started, so a panic
+// after it is not answered twice. It unwraps for http.ResponseController.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(status int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(status)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Flush lets streaming handlers (server-sent events) flush through.
+func (t *trackingWriter) Flush() {
+	t.wrote = true
+	_ = http.NewResponseController(t.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// recorder captures the mux's own fallback answer.
+type recorder struct {
+	header http.Header
+	status int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+
+// clip shortens a client-supplied string for a message or a log line.
+func clip(s string) string {
+	const max = 128
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

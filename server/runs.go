@@ -1,0 +1,236 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// RunDocument is a run as the API shows it: POST /v1/runs answers it
+// (with an empty history), GET /v1/runs/{run} with the whole history.
+type RunDocument struct {
+	RunID     string          `json:"run_id"`
+	Principal types.Principal `json:"principal"`
+	// Step counts the calls admitted so far.
+	Step int64 `json:"step"`
+	// MaxSteps bounds the calls of the run (0: no bound).
+	MaxSteps  int64           `json:"max_steps,omitempty"`
+	State     json.RawMessage `json:"state"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	// History is the run's execution rows in commit order.
+	History []HistoryEntry `json:"history"`
+}
+
+// HistoryEntry is one call of a run's history.
+type HistoryEntry struct {
+	Step        int64            `json:"step"`
+	CallID      string           `json:"call_id"`
+	Tool        string           `json:"tool"`
+	Args        json.RawMessage  `json:"args"`
+	Code        types.Code       `json:"code"`
+	OK          bool             `json:"ok"`
+	SideEffect  types.SideEffect `json:"side_effect"`
+	Replayed    bool             `json:"replayed"`
+	Verified    bool             `json:"verified"`
+	Attempts    int              `json:"attempts"`
+	LatencyMS   float64          `json:"latency_ms"`
+	StartedAt   time.Time        `json:"started_at"`
+	Observation string           `json:"observation"`
+	// StatePatch is the state keys the call set (null when it set none).
+	StatePatch json.RawMessage `json:"state_patch"`
+}
+
+// NewRunDocument builds the document of a run and its execution rows (in
+// commit order).
+func NewRunDocument(run *types.Run, rows []types.Execution) *RunDocument {
+	doc := &RunDocument{
+		RunID: run.ID, Principal: run.Principal, Step: run.Step, MaxSteps: run.MaxSteps,
+		State: run.State, CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt,
+		History: make([]HistoryEntry, 0, len(rows)),
+	}
+	if len(doc.State) == 0 {
+		doc.State = json.RawMessage("{}")
+	}
+	for i := range rows {
+		doc.History = append(doc.History, newHistoryEntry(&rows[i]))
+	}
+	return doc
+}
+
+func newHistoryEntry(row *types.Execution) HistoryEntry {
+	var stored struct {
+		Observation string `json:"observation"`
+	}
+	_ = json.Unmarshal(row.Result, &stored)
+	h := HistoryEntry{
+		Step: row.Step, CallID: row.CallID, Tool: row.Tool, Args: row.Args, Code: row.Code, OK: row.OK,
+		SideEffect: row.SideEffect, Replayed: row.Replayed, Verified: row.Verified, Attempts: row.Attempts,
+		LatencyMS: row.LatencyMS, StartedAt: row.StartedAt, Observation: stored.Observation,
+		StatePatch: row.StatePatch,
+	}
+	if len(h.StatePatch) == 0 {
+		h.StatePatch = nil
+	}
+	return h
+}
+
+// runIDPattern keeps run ids safe in a URL path and a log line.
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+
+// createRun is POST /v1/runs.
+func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	opts, e := decodeRun(body, s.maxDepth)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	opts.Owner = KeyName(r.Context())
+	run, err := s.gw.StartRun(r.Context(), *opts)
+	if errors.Is(err, store.ErrRunExists) {
+		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeRunExists, runID: opts.ID,
+			message: fmt.Sprintf("a run with the id %q already exists", opts.ID)})
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+url.PathEscape(run.ID))
+	writeJSON(w, http.StatusCreated, NewRunDocument(run, nil))
+}
+
+// decodeRun reads the body of POST /v1/runs:
+//
+//	{"run_id": "r1", "principal": {"id": "cust_42", "permissions": [...],
+//	 "limits": {...}, "attrs": {...}}, "state": {...}, "max_steps": 20}
+func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
+	ms, e := members(body, maxDepth)
+	if e != nil {
+		return nil, e
+	}
+	if e := strictFields(ms, "a run", "run_id", "principal", "state", "max_steps"); e != nil {
+		return nil, e
+	}
+	opts := &toolgate.RunOptions{}
+	hasPrincipal := false
+	for _, m := range ms {
+		if isNull(m.value) {
+			continue
+		}
+		switch m.name {
+		case "run_id":
+			if opts.ID, e = stringField(m); e != nil {
+				return nil, e
+			}
+			if !runIDPattern.MatchString(opts.ID) {
+				return nil, badRequest(`"run_id" %q is not a valid run id: use 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit (or leave it out for a fresh one)`, clip(opts.ID))
+			}
+		case "principal":
+			p, err := DecodePrincipal(m.value)
+			if err != nil {
+				return nil, badRequest("%v", err)
+			}
+			opts.Principal, hasPrincipal = p, true
+		case "state":
+			if kindOf(m.value) != "an object" {
+				return nil, badRequest(`"state" must be a JSON object (the run's initial state), got %s`, kindOf(m.value))
+			}
+			st, err := state.Canonicalize(m.value)
+			if err != nil {
+				return nil, badRequest(`"state" is not a valid state document: %v`, err)
+			}
+			opts.State = st
+		case "max_steps":
+			if opts.MaxSteps, e = countField(m); e != nil {
+				return nil, e
+			}
+		}
+	}
+	if !hasPrincipal {
+		return nil, badRequest(`"principal" is required: who the run acts for, e.g. {"id": "cust_42", "permissions": ["refunds:write"]}`)
+	}
+	return opts, nil
+}
+
+// DecodePrincipal reads a principal strictly: a JSON object with id
+// (required), permissions, limits (numbers, kept exact) and attrs; any
+// other field is an error naming it. The server and `toolgate call` read
+// principals with it.
+func DecodePrincipal(raw []byte) (types.Principal, error) {
+	var p types.Principal
+	if kindOf(raw) != "an object" {
+		return p, fmt.Errorf(`"principal" must be a JSON object such as {"id": "cust_42"}, got %s`, kindOf(raw))
+	}
+	if err := strict(raw, &p, "principal", "id", "permissions", "limits", "attrs"); err != nil {
+		return p, err
+	}
+	if p.ID == "" {
+		return p, errors.New(`principal.id is required: who the run acts for (a customer or user id)`)
+	}
+	return p, nil
+}
+
+// ownedRun returns the run when it exists and the caller's key owns it;
+// any other run is "not found", so that keys cannot probe each other's runs.
+func (s *Server) ownedRun(r *http.Request, id string) (*types.Run, *apiError) {
+	run, err := s.gw.GetRun(r.Context(), id)
+	if errors.Is(err, toolgate.ErrUnknownRun) {
+		return nil, noSuchRun(id)
+	}
+	if err != nil {
+		e := storeError(err)
+		e.runID = clip(id)
+		return nil, e
+	}
+	if !s.owns(r.Context(), run.Owner) {
+		return nil, noSuchRun(id)
+	}
+	return run, nil
+}
+
+// getRun is GET /v1/runs/{run}: the run with its history.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("run")
+	run, e := s.ownedRun(r, id)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	rows, err := s.gw.History(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, NewRunDocument(run, rows))
+}
+
+// replay is GET /v1/runs/{run}/replay: the state rebuilt from the log
+// alone, and whether it matches the stored state.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("run")
+	if _, e := s.ownedRun(r, id); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	rep, err := s.gw.Replay(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}

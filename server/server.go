@@ -1,0 +1,191 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxDepth is the default of Options.MaxDepth.
+	DefaultMaxDepth = 64
+	// DefaultShutdownTimeout is the default of Options.ShutdownTimeout.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes keep-alive connections left idle this long.
+	DefaultIdleTimeout = 120 * time.Second
+	// BodyReadTimeout bounds reading one request body.
+	BodyReadTimeout = 30 * time.Second
+	// WriteMargin is added to the slowest tool call to make the default
+	// write timeout: room for the ownership lookup, the commit and the
+	// answer itself.
+	WriteMargin = 30 * time.Second
+)
+
+// Options configure a Server. Zero values are the documented defaults.
+type Options struct {
+	// Gateway runs the calls. Required.
+	Gateway *toolgate.Gateway
+	// Keys are the bearer keys of agent hosts. Default (nil): the gateway
+	// config's auth.keys. None (nil with no keys configured, or an empty
+	// slice) means development mode: no auth, every run visible, and Serve
+	// refuses a non-loopback address.
+	Keys []config.Key
+	// Logger gets the gateway's refusals (one line each) and the server's
+	// own messages. Default slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body. Default: the config's
+	// max_body_bytes, else 1 MiB.
+	MaxBodyBytes int64
+	// MaxDepth bounds the nesting of a JSON body. Default 64.
+	MaxDepth int
+	// Mounts are routes other packages add (stats, metrics, dashboard,
+	// MCP, approvals).
+	Mounts []Mount
+	// ShutdownTimeout is how long Serve lets in-flight requests finish once
+	// its context ends. Default 30s.
+	ShutdownTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the end
+	// of its answer. Default: the slowest configured tool call (its
+	// timeout.total plus its ownership lookup's) plus WriteMargin.
+	WriteTimeout time.Duration
+}
+
+// Mount is a route added by another package.
+type Mount struct {
+	// Pattern is a net/http pattern, e.g. "GET /v1/stats".
+	Pattern string
+	// Handler serves it. KeyName tells it the caller's key.
+	Handler http.Handler
+	// Public routes need no key (metrics, dashboard assets).
+	Public bool
+}
+
+// Server is toolgate's HTTP API. It is safe for concurrent use.
+type Server struct {
+	gw           *toolgate.Gateway
+	keys         keyring
+	log          *slog.Logger
+	maxBody      int64
+	maxDepth     int
+	shutdown     time.Duration
+	writeTimeout time.Duration
+	mux          *http.ServeMux
+	inflight     atomic.Int64
+}
+
+// New checks opts and builds the routes. A mount whose pattern is invalid
+// or conflicts with another route is an error.
+func New(opts Options) (*Server, error) {
+	if opts.Gateway == nil {
+		return nil, errors.New("server: Options.Gateway is required")
+	}
+	cfg := opts.Gateway.Config()
+	s := &Server{
+		gw:           opts.Gateway,
+		log:          opts.Logger,
+		maxBody:      opts.MaxBodyBytes,
+		maxDepth:     opts.MaxDepth,
+		shutdown:     opts.ShutdownTimeout,
+		writeTimeout: opts.WriteTimeout,
+		mux:          http.NewServeMux(),
+	}
+	keys := opts.Keys
+	if keys == nil {
+		keys = cfg.Auth.Keys
+	}
+	var err error
+	if s.keys, err = newKeyring(keys); err != nil {
+		return nil, err
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = cfg.MaxBodyBytes
+		if s.maxBody <= 0 {
+			s.maxBody = config.DefaultMaxBodyBytes
+		}
+	}
+	if s.maxDepth <= 0 {
+		s.maxDepth = DefaultMaxDepth
+	}
+	if s.shutdown <= 0 {
+		s.shutdown = DefaultShutdownTimeout
+	}
+	if s.writeTimeout <= 0 {
+		s.writeTimeout = slowestCall(cfg) + WriteMargin
+	}
+	routes := []Mount{
+		{Pattern: "POST /v1/runs", Handler: http.HandlerFunc(s.createRun)},
+		{Pattern: "POST /v1/runs/{run}/calls", Handler: http.HandlerFunc(s.postCall)},
+		{Pattern: "GET /v1/runs/{run}", Handler: http.HandlerFunc(s.getRun)},
+		{Pattern: "GET /v1/runs/{run}/replay", Handler: http.HandlerFunc(s.replay)},
+		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
+		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
+		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
+	}
+	for _, m := range append(routes, opts.Mounts...) {
+		if err := s.handle(m); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// handle registers one route, turning the mux's panic on a bad or
+// conflicting pattern into an error.
+func (s *Server) handle(m Mount) (err error) {
+	if m.Handler == nil {
+		return fmt.Errorf("server: mount %q has no handler", m.Pattern)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("server: route %q: %v", m.Pattern, v)
+		}
+	}()
+	h := m.Handler
+	if !m.Public {
+		h = s.authenticated(h)
+	}
+	s.mux.Handle(m.Pattern, h)
+	return nil
+}
+
+// Handler is the whole API as one http.Handler: routes, auth, JSON
+// envelopes for unknown routes and methods, and recovery from panics.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// InFlight is the number of tool calls being handled right now.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
+
+// WriteTimeout is the write timeout Serve gives its http.Server.
+func (s *Server) WriteTimeout() time.Duration { return s.writeTimeout }
+
+// slowestCall is the longest a configured tool call may take: its total
+// deadline plus its ownership lookup's, which runs before that deadline
+// starts.
+func slowestCall(cfg *config.Config) time.Duration {
+	var longest time.Duration
+	for _, t := range cfg.Tools {
+		if t == nil {
+			continue
+		}
+		d := t.Timeout.Total.D()
+		if t.Owner != nil {
+			if lt := cfg.Tools[t.Owner.Lookup]; lt != nil {
+				d += lt.Timeout.Total.D()
+			}
+		}
+		longest = max(longest, d)
+	}
+	return longest
+}
