@@ -18,8 +18,9 @@ import (
 type keyring []namedKey
 
 type namedKey struct {
-	name   string
-	digest [sha256.Size]byte
+	name     string
+	digest   [sha256.Size]byte
+	approver bool
 }
 
 func newKeyring(keys []config.Key) (keyring, error) {
@@ -28,7 +29,7 @@ func newKeyring(keys []config.Key) (keyring, error) {
 		if k.Name == "" || k.Key == "" {
 			return nil, fmt.Errorf("server: key %d needs a name and a key", i)
 		}
-		kr = append(kr, namedKey{name: k.Name, digest: sha256.Sum256([]byte(k.Key))})
+		kr = append(kr, namedKey{name: k.Name, digest: sha256.Sum256([]byte(k.Key)), approver: k.Approver})
 	}
 	return kr, nil
 }
@@ -106,6 +107,21 @@ func bearer(header string) (string, error) {
 // devMode reports whether the server runs without keys: every run is
 // visible to every caller.
 func (s *Server) devMode() bool { return len(s.keys) == 0 }
+
+// approver reports whether the caller of ctx may decide approvals: a key
+// marked approver, or anyone in development mode (loopback only).
+func (s *Server) approver(ctx context.Context) bool {
+	if s.devMode() {
+		return true
+	}
+	name := KeyName(ctx)
+	for _, k := range s.keys {
+		if k.name == name {
+			return k.approver
+		}
+	}
+	return false
+}
 
 // owns reports whether the caller of ctx may see a run owned by owner.
 func (s *Server) owns(ctx context.Context, owner string) bool {

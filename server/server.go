@@ -132,6 +132,9 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
+		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
+		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
+		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
 	}
 	for _, m := range append(routes, opts.Mounts...) {
 		if err := s.handle(m); err != nil {

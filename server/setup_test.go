@@ -42,6 +42,7 @@ type bundle struct {
 
 type setupOpts struct {
 	noKeys  bool
+	config  func(*config.Config)
 	mounts  []Mount
 	options func(*Options)
 }
@@ -80,6 +81,9 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	cfg := testConfig(b.entered, b.release)
 	if o.noKeys {
 		cfg.Auth.Keys = nil
+	}
+	if o.config != nil {
+		o.config(cfg)
 	}
 	logger := slog.New(b.logs)
 	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Logger: logger})
