@@ -51,12 +51,34 @@ type Config struct {
 	ApprovalTTL Duration `yaml:"approval_ttl" json:"approval_ttl"`
 	// MaxBodyBytes bounds a request body on the server. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+	// Telemetry chooses where OpenTelemetry traces go. Default: nowhere.
+	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
 
 	// Path is the file the config was loaded from ("" when built in Go).
 	Path string `yaml:"-" json:"-"`
 	// Version is a hash of the loaded config: approvals bind to it.
 	Version string `yaml:"-" json:"-"`
 }
+
+// Telemetry says where the spans of calls and attempts are exported.
+type Telemetry struct {
+	// Traces is none (the default: no exporter), stdout (one JSON
+	// document per span, for development) or otlp (OTLP over HTTP).
+	Traces string `yaml:"traces" json:"traces"`
+	// OTLPEndpoint is the OTLP/HTTP collector's base URL; spans are posted
+	// to its /v1/traces. Default http://127.0.0.1:4318.
+	OTLPEndpoint string `yaml:"otlp_endpoint" json:"otlp_endpoint"`
+	// ServiceName is the service.name resource of the spans. Default
+	// toolgate.
+	ServiceName string `yaml:"service_name" json:"service_name"`
+}
+
+// Defaults of Telemetry.
+const (
+	DefaultTraces       = "none"
+	DefaultOTLPEndpoint = "http://127.0.0.1:4318"
+	DefaultServiceName  = "toolgate"
+)
 
 // Auth holds the API keys.
 type Auth struct {
@@ -70,6 +92,10 @@ type Key struct {
 	// Principal, when set, is the principal of runs opened implicitly with
 	// this key (MCP sessions).
 	Principal *types.Principal `yaml:"principal" json:"principal,omitempty"`
+	// Approver marks a person's key (an operator, the dashboard): it may
+	// decide approvals and sees every approval request. An agent host's key
+	// must never be an approver, or the agent could approve its own calls.
+	Approver bool `yaml:"approver" json:"approver,omitempty"`
 }
 
 // Dependency is one service that tools talk to; it has one circuit breaker.

@@ -109,3 +109,37 @@ func TestLoadRejectsUnknownKeys(t *testing.T) {
 		t.Fatalf("want an error naming the unknown key, got %v", err)
 	}
 }
+
+func TestTelemetry(t *testing.T) {
+	const tools = "tools:\n  t: {description: A tool., dependency: d, request: {path: /t}}\ndependencies:\n  d: {base_url: http://127.0.0.1:1}\n"
+	tests := []struct {
+		name    string
+		yaml    string
+		want    Telemetry
+		problem string
+	}{
+		{"defaults", "", Telemetry{Traces: "none", OTLPEndpoint: "http://127.0.0.1:4318", ServiceName: "toolgate"}, ""},
+		{"stdout", "telemetry: {traces: stdout, service_name: gw-eu}\n",
+			Telemetry{Traces: "stdout", OTLPEndpoint: "http://127.0.0.1:4318", ServiceName: "gw-eu"}, ""},
+		{"otlp", "telemetry: {traces: otlp, otlp_endpoint: \"https://otel.internal:4318\"}\n",
+			Telemetry{Traces: "otlp", OTLPEndpoint: "https://otel.internal:4318", ServiceName: "toolgate"}, ""},
+		{"unknown exporter", "telemetry: {traces: jaeger}\n", Telemetry{}, "telemetry.traces: \"jaeger\" is not an exporter"},
+		{"endpoint without a scheme", "telemetry: {traces: otlp, otlp_endpoint: \"collector:4318\"}\n", Telemetry{}, "telemetry.otlp_endpoint: \"collector:4318\" must be an http:// or https:// URL"},
+	}
+	for _, tt := range tests {
+		cfg, err := Parse([]byte(tools+tt.yaml), "x.yaml", env(nil))
+		if tt.problem != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.problem) {
+				t.Errorf("%s: want problem %q, got %v", tt.name, tt.problem, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if cfg.Telemetry != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, cfg.Telemetry, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,6 +133,9 @@ func (c *Config) Normalize() error {
 	} else if c.MaxBodyBytes < 1024 {
 		bad("max_body_bytes", "%d is too small (at least 1024)", c.MaxBodyBytes)
 	}
+	for _, e := range c.Telemetry.normalize() {
+		bad(e.Key, "%s", e.Why)
+	}
 	names := map[string]bool{}
 	for i, k := range c.Auth.Keys {
 		key := fmt.Sprintf("auth.keys[%d]", i)
@@ -202,6 +206,30 @@ func (c *Config) Normalize() error {
 		c.Version = hex.EncodeToString(sum[:8])
 	}
 	return errors.Join(errs...)
+}
+
+// normalize fills in the telemetry defaults and checks the exporter
+// choice and the endpoint.
+func (t *Telemetry) normalize() []*Problem {
+	var ps []*Problem
+	if t.Traces == "" {
+		t.Traces = DefaultTraces
+	}
+	switch t.Traces {
+	case "none", "stdout", "otlp":
+	default:
+		ps = append(ps, &Problem{Key: "telemetry.traces", Why: fmt.Sprintf("%q is not an exporter: use none, stdout or otlp", t.Traces)})
+	}
+	if t.OTLPEndpoint == "" {
+		t.OTLPEndpoint = DefaultOTLPEndpoint
+	}
+	if u, err := url.Parse(t.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		ps = append(ps, &Problem{Key: "telemetry.otlp_endpoint", Why: fmt.Sprintf("%q must be an http:// or https:// URL such as %s", t.OTLPEndpoint, DefaultOTLPEndpoint)})
+	}
+	if t.ServiceName == "" {
+		t.ServiceName = DefaultServiceName
+	}
+	return ps
 }
 
 func joinKey(k string) string {
