@@ -168,6 +168,10 @@ func (p *Pipeline) Breakers() []breaker.Snapshot { return p.breakers.Snapshots()
 // Tools is the configuration the pipeline runs.
 func (p *Pipeline) Tools() *config.Config { return p.tools }
 
+// DefaultOwner is a fresh owner name for a process: host, pid and a random
+// suffix, so that two processes never share one.
+func DefaultOwner() string { return defaultOwner() }
+
 func defaultOwner() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomID(4))

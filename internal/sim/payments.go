@@ -163,8 +163,12 @@ func (p *Payments) createRefund(w http.ResponseWriter, r *http.Request) {
 	if p.HonourKeys && key != "" {
 		if pd, ok := p.keys[key]; ok {
 			p.mu.Unlock()
-			<-pd.done
-			writeJSON(w, http.StatusOK, pd.refund)
+			select {
+			case <-pd.done:
+				writeJSON(w, http.StatusOK, pd.refund)
+			case <-r.Context().Done():
+				// The client gave up waiting for the first request's outcome.
+			}
 			return
 		}
 	}

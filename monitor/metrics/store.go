@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// InstrumentStore returns s with its durable writes timed into
+// toolgate_store_commit_duration_seconds: Commit as op="commit" and
+// BeginOperation as op="begin_operation". Every other method is s's own,
+// and so are its approvals when s keeps them (store.ApprovalStore).
+func InstrumentStore(s store.Store, m *Metrics) store.Store {
+	w := &instrumentedStore{Store: s, m: m}
+	if a, ok := s.(store.ApprovalStore); ok {
+		return &instrumentedApprovals{instrumentedStore: w, ApprovalStore: a}
+	}
+	return w
+}
+
+// instrumentedApprovals is an instrumented store that keeps approvals.
+type instrumentedApprovals struct {
+	*instrumentedStore
+	store.ApprovalStore
+}
+
+// instrumentedStore times the writes of the store it embeds.
+type instrumentedStore struct {
+	store.Store
+	m *Metrics
+}
+
+// Commit implements store.Store.
+func (s *instrumentedStore) Commit(ctx context.Context, c *store.Commit) error {
+	start := time.Now()
+	err := s.Store.Commit(ctx, c)
+	s.m.storeDuration.WithLabelValues("commit").Observe(time.Since(start).Seconds())
+	return err
+}
+
+// BeginOperation implements store.Store.
+func (s *instrumentedStore) BeginOperation(ctx context.Context, op *types.Operation) (*types.Operation, bool, error) {
+	start := time.Now()
+	existing, began, err := s.Store.BeginOperation(ctx, op)
+	s.m.storeDuration.WithLabelValues("begin_operation").Observe(time.Since(start).Seconds())
+	return existing, began, err
+}
+
+// Unwrap returns the store being timed, for callers that need its own
+// methods beyond store.Store.
+func (s *instrumentedStore) Unwrap() store.Store { return s.Store }

@@ -1,0 +1,75 @@
+package stats
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// MaxPoints is the most points a series has: a long window is drawn with
+// steps of several buckets (merged, so the percentiles stay exact to the
+// sketch's accuracy).
+const MaxPoints = 720
+
+// Point is one step of a tool's time series, for charts.
+type Point struct {
+	// Start is when the step begins; it lasts Aggregator.Step(window).
+	Start  time.Time `json:"start"`
+	Calls  int64     `json:"calls"`
+	Errors int64     `json:"errors"`
+	// ErrorRate is Errors / Calls.
+	ErrorRate float64 `json:"error_rate"`
+	P50MS     float64 `json:"p50_ms"`
+	P95MS     float64 `json:"p95_ms"`
+	P99MS     float64 `json:"p99_ms"`
+}
+
+// Step is the time one point of a series over window covers: the bucket
+// width, or the least multiple of it that keeps the series within
+// MaxPoints points.
+func (a *Aggregator) Step(window time.Duration) time.Duration {
+	w := a.cfg.Width
+	n := (window + w - 1) / w // buckets in the window
+	k := (n + MaxPoints - 1) / MaxPoints
+	return max(k, 1) * w
+}
+
+// Series returns a tool's figures per step over the last window, oldest
+// first, from the sketches of every replica (and this process's unflushed
+// buckets). Steps without calls are left out.
+func (a *Aggregator) Series(ctx context.Context, tool string, window time.Duration) ([]Point, error) {
+	if err := checkWindow(window); err != nil {
+		return nil, err
+	}
+	step := a.Step(window)
+	since := a.cfg.Clock.Now().Add(-window)
+	srcs, err := a.sources(ctx, a.bucketStart(since))
+	if err != nil {
+		return nil, err
+	}
+	steps := map[int64]*aggregate{}
+	for i := range srcs {
+		if srcs[i].tool != tool {
+			continue
+		}
+		at := srcs[i].start.Truncate(step).UnixNano()
+		acc := steps[at]
+		if acc == nil {
+			acc = newAggregate()
+			steps[at] = acc
+		}
+		a.mergeSource(acc, &srcs[i])
+	}
+	points := make([]Point, 0, len(steps))
+	for at, agg := range steps {
+		if agg.calls == 0 {
+			continue
+		}
+		points = append(points, Point{
+			Start: time.Unix(0, at).UTC(), Calls: agg.calls, Errors: agg.errors, ErrorRate: ratio(agg.errors, agg.calls),
+			P50MS: roundMS(agg.latency.quantile(0.5)), P95MS: roundMS(agg.latency.quantile(0.95)), P99MS: roundMS(agg.latency.quantile(0.99)),
+		})
+	}
+	slices.SortFunc(points, func(x, y Point) int { return x.Start.Compare(y.Start) })
+	return points, nil
+}
