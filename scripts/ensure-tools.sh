@@ -1,3 +1,18 @@
 #!/usr/bin/env bash
-# Installs what the tests need when it is missing. Nothing to install yet.
+# Installs what the tests need when it is missing: Debian's Chromium for the
+# dashboard test (driven by chromedp). As root it uses apt-get; otherwise it
+# says what to install and the dashboard test skips (outside CI).
 set -euo pipefail
+
+have_chromium() { command -v chromium >/dev/null 2>&1 || [[ -x /usr/bin/chromium ]]; }
+
+if ! have_chromium; then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		echo "ensure-tools: installing chromium (dashboard test)" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >&2
+		apt-get install -y -qq chromium >&2
+	else
+		echo "ensure-tools: chromium is missing; install Debian's chromium package to run the dashboard test" >&2
+	fi
+fi

@@ -83,20 +83,24 @@
     if (!host || typeof uPlot === "undefined") return;
     const s = await api(`/v1/stats/series?tool=${encodeURIComponent(name)}&window=${window}`);
     const pts = s.points || [];
-    const xs = pts.map((p) => new Date(p.start).getTime() / 1000);
-    const series = [xs, pts.map((p) => p.calls ? p.p50_ms : null), pts.map((p) => p.calls ? p.p95_ms : null),
-      pts.map((p) => p.calls ? p.p99_ms : null), pts.map(() => s.timeout_ms || null)];
+    const span = { "15m": 900, "1h": 3600, "24h": 86400 }[window] || 3600;
+    const last = pts.length ? new Date(pts[pts.length - 1].start).getTime() / 1000 + 60 : Date.now() / 1000;
+    // The window's two ends carry only the timeout, so its line spans the chart.
+    const xs = [last - span, ...pts.map((p) => new Date(p.start).getTime() / 1000), last];
+    const pick = (f) => [null, ...pts.map((p) => p.calls ? p[f] : null), null];
+    const series = [xs, pick("p50_ms"), pick("p95_ms"), pick("p99_ms"), xs.map(() => s.timeout_ms || null)];
     if (state.charts[name]) state.charts[name].destroy();
     host.replaceChildren();
     const width = Math.max(300, host.clientWidth || 380);
     state.charts[name] = new uPlot({
       width, height: 170,
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max || 0, (s.timeout_ms || 0) * 1.1, 10)] } },
+      scales: { x: { time: true, range: () => [last - span, last] },
+        y: { range: (u, min, max) => [0, Math.max(max || 0, (s.timeout_ms || 0) * 1.1, 10)] } },
       axes: [{}, { values: (u, vals) => vals.map((v) => ms(v)), size: 60 }],
       series: [{},
-        { label: "p50", stroke: "#0072B2", width: 2 },
-        { label: "p95", stroke: "#E69F00", width: 2 },
-        { label: "p99", stroke: "#CC79A7", width: 2 },
+        { label: "p50", stroke: "#0072B2", width: 2, points: { show: true } },
+        { label: "p95", stroke: "#E69F00", width: 2, points: { show: true } },
+        { label: "p99", stroke: "#CC79A7", width: 2, points: { show: true } },
         { label: "timeout", stroke: "#D55E00", width: 2, dash: [6, 4] }],
     }, series, host);
   }

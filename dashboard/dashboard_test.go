@@ -1,0 +1,228 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/dashboard"
+	"github.com/toolgate/toolgate/internal/clock"
+	"github.com/toolgate/toolgate/monitor/stats"
+	"github.com/toolgate/toolgate/pipeline"
+	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store/memory"
+	"github.com/toolgate/toolgate/types"
+)
+
+// chromium finds Debian's Chromium; `make test` installs it. Outside CI a
+// machine without it skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed; make test installs it (scripts/ensure-tools.sh)")
+	}
+	t.Skip("chromium is not installed (make test installs it)")
+	return ""
+}
+
+// stack is a toolgate with stats, the API and the dashboard, in process, on
+// a fake clock: each tool moves the clock on by its latency, so the figures
+// are exact and nothing sleeps. issue_refund answers in 930 ms against a
+// 1 s read timeout: under timeout pressure.
+func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
+	t.Helper()
+	clk := clock.NewFake(time.Now().Truncate(time.Second))
+	latency := func(d time.Duration) config.Func {
+		return func(ctx context.Context, args json.RawMessage) (any, error) {
+			clk.Advance(d)
+			return map[string]any{"ok": true}, nil
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
+	cfg := &config.Config{Store: "memory", Tools: map[string]*config.Tool{
+		"lookup_order": {Description: "Look up an order.", Effect: types.EffectRead, InputSchema: schema,
+			Timeout: config.Timeout{Read: config.Duration(2 * time.Second)}, Func: latency(40 * time.Millisecond)},
+		"issue_refund": {Description: "Refund an order.", Effect: types.EffectWrite, InputSchema: schema,
+			Timeout: config.Timeout{Read: config.Duration(time.Second)}, Func: latency(930 * time.Millisecond)},
+	}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New()
+	agg, err := stats.New(context.Background(), &stats.Config{Store: st, Tools: cfg, Replica: "test", Clock: clk, FlushInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Store: st, Clock: clk,
+		Sinks: []pipeline.Sink{agg}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := dashboard.Handler()
+	srv, err := server.New(server.Options{Gateway: gw, Logger: slog.New(slog.DiscardHandler), Mounts: []server.Mount{
+		{Pattern: "GET /{$}", Handler: page, Public: true},
+		{Pattern: "GET /assets/", Handler: page, Public: true},
+		{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Pipeline().Breakers)},
+		{Pattern: "GET /v1/stats", Handler: http.HandlerFunc(agg.ServeStats)},
+		{Pattern: "GET /v1/stats/series", Handler: http.HandlerFunc(agg.ServeSeries)},
+		{Pattern: "GET /v1/alerts", Handler: http.HandlerFunc(agg.ServeAlerts)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		agg.Close(context.Background())
+		gw.Close()
+	})
+	return ts, gw
+}
+
+func TestDashboardInChromium(t *testing.T) {
+	exe := chromium(t)
+	ts, gw := stack(t)
+	ctx := context.Background()
+	run, err := gw.StartRun(ctx, toolgate.RunOptions{ID: "run_demo", Principal: toolgate.Principal{ID: "cust_42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		gw.Call(ctx, run.ID, "lookup_order", map[string]any{"n": i})
+		gw.Call(ctx, run.ID, "issue_refund", map[string]any{"n": i})
+	}
+	gw.Call(ctx, run.ID, "lookup_ordr", map[string]any{}) // a typo: one failure in the history
+
+	alloc, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.WindowSize(1440, 1000))...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	bctx, cancel = context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	var problems []string
+	err = chromedp.Listen(bctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value))
+				}
+				problems = append(problems, "console.error: "+strings.Join(parts, " "))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("chromium did not start: %v", err)
+	}
+
+	fail := func(step string, err error) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%s: %v (page problems: %v)", step, err, problems)
+	}
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.card[data-tool="issue_refund"] .pressure`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chart-issue_refund canvas`)),
+	); err != nil {
+		fail("page load", err)
+	}
+	toolNames, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".card h3")].map(e => e.textContent).sort()`))
+	if err != nil {
+		fail("tool names", err)
+	}
+	if strings.Join(toolNames, ",") != "issue_refund,lookup_order" {
+		t.Errorf("tools shown: %v", toolNames)
+	}
+	pressure, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`.card[data-tool="issue_refund"] .pressure`)))
+	if err != nil {
+		fail("pressure text", err)
+	}
+	if !strings.Contains(pressure, "close to timing out") || !strings.Contains(pressure, "1.0 s") {
+		t.Errorf("pressure warning: %q", pressure)
+	}
+	counts, err := chromedp.Run(bctx, chromedp.Evaluate[[]int](`[document.querySelectorAll(".chart canvas").length,
+		document.querySelectorAll('.card[data-tool="lookup_order"] .pressure').length]`))
+	if err != nil {
+		fail("charts", err)
+	}
+	if counts[0] != 2 {
+		t.Errorf("%d charts rendered, want 2", counts[0])
+	}
+	if counts[1] != 0 {
+		t.Errorf("lookup_order, far from its timeout, shows a pressure warning")
+	}
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		fail("screenshot", err)
+	}
+
+	// A run's timeline opens on click.
+	if err := chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(`#execs button.run[data-run="run_demo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline li.fail`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run-replay .badge`)),
+	); err != nil {
+		fail("run view", err)
+	}
+	items, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#timeline li").length`))
+	if err != nil {
+		fail("timeline", err)
+	}
+	if items != 61 {
+		t.Errorf("timeline has %d entries, want 61", items)
+	}
+	replay, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#run-replay`)))
+	if err != nil {
+		fail("replay badge", err)
+	}
+	if !strings.Contains(replay, "replay matches") {
+		t.Errorf("replay badge: %q", replay)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the page reported errors: %v", problems)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard.png")
+	if err := os.WriteFile(path, shot, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	if dir := os.Getenv("TOOLGATE_SCREENSHOT_DIR"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "dashboard.png"), shot, 0o644)
+	}
+}
