@@ -85,7 +85,7 @@ func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json
 		return false, nil, "the verify condition could not be evaluated: " + err.Error()
 	}
 	if !ok {
-		return false, data, fmt.Sprintf("%s did not show it", v.Lookup)
+		return false, data, "" // the observation says it was not found
 	}
 	if pick := f.checked.Tool.VerifyResult; pick != nil {
 		if picked, err := pick.Eval(&vars); err == nil {
@@ -125,5 +125,8 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 	}
 	f.settle(types.OpUnknown)
 	f.wait = f.spec.Timeout.Read.D()
-	return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("%s; %s", what, why), types.Meta{})
+	if why != "" {
+		what += "; " + why
+	}
+	return envelope.Fail(types.CodeUnknownOutcome, what, types.Meta{})
 }
