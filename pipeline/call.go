@@ -120,13 +120,17 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	if refusal == nil && f.spec.Owner != nil {
 		refusal = p.checkOwner(ctx, f)
 	}
-	if step, err := p.store.AdmitStep(ctx, f.run.ID); err != nil {
-		if errors.Is(err, store.ErrStepBudget) {
-			return p.exhausted(f)
+	// Admission: the call takes its step. A write that passed validation
+	// takes it in the same durable write that begins its operation, where
+	// the store can (store.Admitter).
+	admitter, merged := p.store.(store.Admitter)
+	merged = merged && refusal == nil && f.spec.Effect == types.EffectWrite && (f.expectKey == "" || f.expectKey == f.key)
+	if !merged {
+		if step, err := p.store.AdmitStep(ctx, f.run.ID); err != nil {
+			return p.admissionFailed(f, err)
+		} else {
+			f.step = step
 		}
-		return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
-	} else {
-		f.step = step
 	}
 	if refusal != nil {
 		return p.refused(f, refusal)
@@ -142,7 +146,10 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	}
 	// 2 execute: a write's intent is durable before its first attempt.
 	if f.spec.Effect == types.EffectWrite {
-		if res := p.begin(ctx, f); res != nil {
+		if !merged {
+			admitter = nil
+		}
+		if res := p.begin(ctx, f, admitter); res != nil {
 			return res
 		}
 	}
@@ -198,6 +205,15 @@ func (f *flight) settle(status types.OpStatus) {
 		return
 	}
 	f.opUpdate = &store.OperationUpdate{Key: f.key, Status: status}
+}
+
+// admissionFailed answers a call the store could not admit.
+func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
+	if errors.Is(err, store.ErrStepBudget) {
+		return p.exhausted(f)
+	}
+	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
+	return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
 }
 
 func (p *Pipeline) exhausted(f *flight) *types.Result {

@@ -17,14 +17,30 @@ import (
 // sent. It returns nil when this call owns the operation and must execute
 // it, or the result of a call that must not execute (a replay, a conflict,
 // an operation still in flight, an unknown outcome being verified).
-func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
+//
+// With an admitter, the first begin also admits the call's step, in one
+// durable write.
+func (p *Pipeline) begin(ctx context.Context, f *flight, admitter store.Admitter) *types.Result {
 	for {
 		op := &types.Operation{
 			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
 			Status: types.OpStarted, Owner: p.owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
 		}
-		existing, began, err := p.store.BeginOperation(ctx, op)
+		var existing *types.Operation
+		var began bool
+		var err error
+		if admitter != nil {
+			var step int64
+			step, existing, began, err = admitter.AdmitAndBegin(ctx, f.run.ID, op)
+			admitter = nil
+			if errors.Is(err, store.ErrStepBudget) {
+				return p.exhausted(f)
+			}
+			f.step = step
+		} else {
+			existing, began, err = p.store.BeginOperation(ctx, op)
+		}
 		if err != nil {
 			p.log.Error("ledger begin failed", "key", f.key, "err", err)
 			return envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
@@ -46,17 +62,25 @@ func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
 		case types.OpCompleted:
 			return p.replay(f, existing)
 		case types.OpUnknown:
-			if f.keyHonoured() {
+			if !f.keyHonoured() && f.spec.Verify == nil {
+				return p.verifyUnknown(ctx, f, existing) // nothing to do but say so
+			}
+			// Claim it first, so that exactly one call re-sends it or
+			// verifies it: two repeats that both verified would both
+			// settle it and apply its state update twice. Another repeat
+			// finds it started and waits for this call's outcome.
+			claimed, err := p.store.ClaimOperation(ctx, f.key, p.owner, f.deadline.Add(p.margin))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				continue // removed meanwhile: nothing happened, begin afresh
+			case err != nil:
+				return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{})
+			case !claimed:
+				continue // another call claimed it: wait for its outcome
+			case f.keyHonoured():
 				// The dependency dedupes by our key: sending again is safe
 				// and is the way to learn the outcome.
-				claimed, err := p.store.ClaimOperation(ctx, f.key, p.owner, f.deadline.Add(p.margin))
-				if err != nil {
-					return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{})
-				}
-				if claimed {
-					return nil
-				}
-				continue
+				return nil
 			}
 			return p.verifyUnknown(ctx, f, existing)
 		}
@@ -72,10 +96,8 @@ func (p *Pipeline) begin(ctx context.Context, f *flight) *types.Result {
 			continue // loop to report the conflict
 		case op.Status == types.OpCompleted:
 			return p.replay(f, op)
-		case f.keyHonoured():
-			continue // unknown: claim it on the next turn
 		default:
-			return p.verifyUnknown(ctx, f, op)
+			continue // unknown: claim it (and re-send or verify) on the next turn
 		}
 	}
 }

@@ -133,3 +133,11 @@ type OperationUpdate struct {
 	Result json.RawMessage
 	At     time.Time
 }
+
+// Admitter is implemented by stores that can admit a call's step and begin
+// its operation in one durable write, saving a write per call. Semantics
+// are AdmitStep followed by BeginOperation; when the step budget is spent
+// (ErrStepBudget) nothing is begun.
+type Admitter interface {
+	AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (step int64, existing *types.Operation, began bool, err error)
+}

@@ -45,6 +45,41 @@ func scanOperation(row interface{ Scan(...any) error }) (*types.Operation, error
 // zero CreatedAt is now and a zero UpdatedAt is CreatedAt. The record is
 // durable (committed, fsynced) before BeginOperation returns.
 func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types.Operation, bool, error) {
+	args := s.beginArgs(op)
+	var existing *types.Operation
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+		existing, err = beginIn(ctx, tx, args, op.Key)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("sqlite: begin operation %q: %w", op.Key, err)
+	}
+	return existing, existing == nil, nil
+}
+
+// AdmitAndBegin takes the run's next step and begins the operation in one
+// durable write (store.Admitter). With the step budget spent nothing is
+// begun.
+func (s *Store) AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (int64, *types.Operation, bool, error) {
+	now := nanos(s.opts.Clock.Now())
+	args := s.beginArgs(op)
+	var step int64
+	var existing *types.Operation
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+		if step, err = admitIn(ctx, tx, runID, now); err != nil {
+			return err
+		}
+		existing, err = beginIn(ctx, tx, args, op.Key)
+		return err
+	})
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("sqlite: admit and begin %q on run %q: %w", op.Key, runID, err)
+	}
+	return step, existing, existing == nil, nil
+}
+
+// beginArgs are the INSERT's arguments for op.
+func (s *Store) beginArgs(op *types.Operation) []any {
 	owner := op.Owner
 	if owner == "" {
 		owner = s.opts.Owner
@@ -57,24 +92,21 @@ func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types
 	if updated.IsZero() {
 		updated = created
 	}
-	args := []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated), jsonText(op.Args)}
-	var existing *types.Operation
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
-		n, err := tx.affected(ctx, beginOperationSQL, args...)
-		if err != nil || n == 1 {
-			return err
-		}
-		st, err := tx.stmt(ctx, selectOperationSQL)
-		if err != nil {
-			return err
-		}
-		existing, err = scanOperation(st.QueryRowContext(ctx, op.Key))
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: begin operation %q: %w", op.Key, err)
+	return []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated), jsonText(op.Args)}
+}
+
+// beginIn inserts the operation as started inside a write, or returns the
+// record that has its key.
+func beginIn(ctx context.Context, tx *writeTx, args []any, key string) (*types.Operation, error) {
+	n, err := tx.affected(ctx, beginOperationSQL, args...)
+	if err != nil || n == 1 {
+		return nil, err
 	}
-	return existing, existing == nil, nil
+	st, err := tx.stmt(ctx, selectOperationSQL)
+	if err != nil {
+		return nil, err
+	}
+	return scanOperation(st.QueryRowContext(ctx, key))
 }
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
@@ -174,3 +206,5 @@ func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit
 	}
 	return out, nil
 }
+
+var _ store.Admitter = (*Store)(nil)

@@ -82,23 +82,30 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
 	now := nanos(s.opts.Clock.Now())
 	var step int64
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
-		err := tx.queryRow(ctx, admitStepSQL, []any{now, runID}, &step)
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		exists, err := tx.exists(ctx, runExistsSQL, runID)
-		switch {
-		case err != nil:
-			return err
-		case !exists:
-			return store.ErrNotFound
-		default:
-			return store.ErrStepBudget
-		}
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+		step, err = admitIn(ctx, tx, runID, now)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: admit step on run %q: %w", runID, err)
 	}
 	return step, nil
+}
+
+// admitIn takes the run's next step inside a write.
+func admitIn(ctx context.Context, tx *writeTx, runID string, now int64) (int64, error) {
+	var step int64
+	err := tx.queryRow(ctx, admitStepSQL, []any{now, runID}, &step)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return step, err
+	}
+	exists, err := tx.exists(ctx, runExistsSQL, runID)
+	switch {
+	case err != nil:
+		return 0, err
+	case !exists:
+		return 0, store.ErrNotFound
+	default:
+		return 0, store.ErrStepBudget
+	}
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Prune", pruneCases},
 		{"Stats", statsCases},
 		{"Approvals", approvalCases},
+		{"AdmitAndBegin", admitAndBeginCases},
 		{"Lifecycle", lifecycleCases},
 	}
 	for _, g := range groups {
