@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -86,6 +87,11 @@ type Options struct {
 	// Tracer makes the call and attempt spans. Default: the global
 	// OpenTelemetry provider's tracer (a no-op until one is installed).
 	Tracer trace.Tracer
+	// LeaseMargin is added to a write's deadline to make its lease in the
+	// ledger: once the lease ends, another replica takes the operation's
+	// owner for dead and its outcome for unknown. It must exceed the clock
+	// skew between replicas. Default 30s.
+	LeaseMargin time.Duration
 }
 
 // Gateway is an embedded toolgate.
@@ -125,6 +131,7 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 	p, err := pipeline.New(&pipeline.Config{
 		Tools: cfg, Store: g.store, Executor: opts.Executor, Clock: opts.Clock,
 		Rand: opts.Rand, Logger: opts.Logger, Sinks: opts.Sinks, Owner: owner, Tracer: opts.Tracer,
+		LeaseMargin: opts.LeaseMargin,
 	})
 	if err != nil {
 		if g.ownsStore {

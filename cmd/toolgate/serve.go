@@ -38,7 +38,7 @@ var serveHooks []serveHook
 var exitNow = os.Exit
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--shutdown-timeout D]",
+	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--shutdown-timeout D] [--lease-margin D]",
 		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	listen := fs.String("listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8470; port 0 picks a free port)")
@@ -46,6 +46,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	shutdown := fs.Duration("shutdown-timeout", server.DefaultShutdownTimeout,
 		"on SIGTERM, how long calls in flight may take to finish (a second SIGTERM exits at once)")
+	leaseMargin := fs.Duration("lease-margin", 0,
+		"added to a write's deadline to make its lease in the ledger; after it other replicas take the operation for unknown. Must exceed the clock skew between replicas (default 30s)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger}
+	if *leaseMargin < 0 {
+		return fmt.Errorf("%w: --lease-margin %s: must not be negative", errUsage, *leaseMargin)
+	}
+	opts := toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger, LeaseMargin: *leaseMargin}
 	for _, h := range serveHooks {
 		if h.Before != nil {
 			if err := h.Before(ctx, cfg, &opts); err != nil {

@@ -1,0 +1,621 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/store/postgres"
+	"github.com/toolgate/toolgate/store/postgres/postgrestest"
+	"github.com/toolgate/toolgate/types"
+)
+
+// replicaYAML is the toolgate.yaml every replica of a test runs: one
+// PostgreSQL schema ({{STORE}}), a refund write whose provider does not
+// honour keys (no idempotency.header: toolgate's ledger alone dedupes) and
+// its verify read. The operation key is an explicit template, so the same
+// call made on any replica is the same operation. {{READ}} and {{TOTAL}}
+// are the write's read timeout and call deadline.
+const replicaYAML = `store: "{{STORE}}"
+auth:
+  keys:
+    - {name: support-bot, key: ` + supportKey + `}
+dependencies:
+  payments: {base_url: "{{PROVIDER}}", breaker: {threshold: 1000}}
+tools:
+  list_refunds:
+    description: List the refunds of one order.
+    dependency: payments
+    request: {method: GET, path: "/orders/{order_id}/refunds"}
+    effect: read
+    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
+    timeout: {connect: 1s, read: 2s}
+    retry: {max_attempts: 1}
+  issue_refund:
+    description: Refund part or all of an order to the customer.
+    dependency: payments
+    request: {method: POST, path: /refunds}
+    effect: write
+    permission: refunds:write
+    input_schema:
+      type: object
+      required: [order_id, amount_paise]
+      properties:
+        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
+        amount_paise: {type: integer, minimum: 1}
+      additionalProperties: false
+    timeout: {connect: 1s, read: {{READ}}, total: {{TOTAL}}}
+    retry: {max_attempts: 1}
+    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}"}
+    verify:
+      lookup: list_refunds
+      args: {order_id: "args.order_id"}
+      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
+      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
+    state:
+      refund_id: "result.refund_id"
+      refunded_paise: "state.refunded_paise + args.amount_paise"
+`
+
+// replicaConfig fills in replicaYAML; total is the write's call deadline
+// (its read timeout is a second less).
+func replicaConfig(storeURL, provider string, total time.Duration) string {
+	return strings.NewReplacer("{{STORE}}", storeURL, "{{PROVIDER}}", provider,
+		"{{READ}}", (total - time.Second).String(), "{{TOTAL}}", total.String()).Replace(replicaYAML)
+}
+
+// replicaStore opens the test's own schema of the PostgreSQL test server
+// (migrated, dropped at the end) and returns it with the store URL the
+// replicas use to share it. The test reads the ledger through it; it runs
+// no lease expiry of its own. Without TOOLGATE_TEST_POSTGRES the test is
+// skipped (failed under CI=true).
+func replicaStore(t *testing.T) (*postgres.Store, string) {
+	t.Helper()
+	st := postgrestest.Open(t, postgres.Options{Owner: "e2e-observer"})
+	u, err := url.Parse(postgrestest.URL(t))
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("%s must be a postgres:// URL for the replicas' config", postgrestest.EnvVar)
+	}
+	q := u.Query()
+	q.Set("search_path", st.Schema())
+	u.RawQuery = q.Encode()
+	return st, u.String()
+}
+
+// replicaRefundKey is the operation key replicaYAML's template makes.
+func replicaRefundKey(order string, amount int64, run string) string {
+	return fmt.Sprintf("refund:%s:%d:%s", order, amount, run)
+}
+
+// replicaPoll polls cond until it holds, failing after timeout: the replicas
+// are other processes, so their state changes are observed, not awaited.
+func replicaPoll(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// replicaRunStep reads the run's admitted-step counter over HTTP.
+func replicaRunStep(p *proc, runID string) int64 {
+	var doc struct {
+		Step int64 `json:"step"`
+	}
+	p.get("/v1/runs/"+runID, supportKey).decode(p.t, &doc)
+	return doc.Step
+}
+
+// replicaRefundOf decodes the refund in a result's data.
+func replicaRefundOf(res *types.Result) sim.Refund {
+	var r sim.Refund
+	_ = json.Unmarshal(res.Data, &r)
+	return r
+}
+
+// Three `toolgate serve` processes on one PostgreSQL schema; 60 concurrent
+// identical refund calls spread across them, all held until every one is
+// admitted: the provider makes exactly one refund and all 60 callers get
+// its id (one executed it, 59 waited for its committed result and replayed
+// it, whichever replica they called).
+func TestReplicasExecuteOnce(t *testing.T) {
+	const n, replicas = 60, 3
+	const run, order, amount = "refund-60", "ORD-4471", int64(425000)
+	st, storeURL := replicaStore(t)
+
+	pay := sim.NewPayments(sim.Order{OrderID: order, CustomerID: "cust_42", AmountPaise: 500000})
+	arrived := make(chan int, n)
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	pay.Hold = func(i int) <-chan struct{} {
+		arrived <- i
+		return gate
+	}
+	prov := httptest.NewServer(pay)
+	t.Cleanup(func() {
+		release()
+		prov.CloseClientConnections()
+		prov.Close()
+	})
+
+	// Generous deadlines: a caller waiting for the winner must not reach
+	// its deadline (duplicate_in_flight) while the provider holds it.
+	cfg := replicaConfig(storeURL, prov.URL, 30*time.Second)
+	procs := make([]*proc, replicas)
+	for i := range procs {
+		procs[i] = startServe(t, cfg)
+	}
+	if a := procs[0].post("/v1/runs", supportKey, `{"run_id":"`+run+`","principal":`+principal+`,"state":{"refunded_paise":0}}`); a.status != http.StatusCreated {
+		t.Fatalf("create run on replica 1: %d %s", a.status, a.body)
+	}
+
+	body := fmt.Sprintf(`{"tool":"issue_refund","args":{"order_id":%q,"amount_paise":%d}}`, order, amount)
+	type answer struct {
+		replica int
+		callOutcome
+	}
+	outcomes := make(chan answer, n)
+	for i := range n {
+		go func() {
+			out := make(chan callOutcome, 1)
+			sendCall(procs[i%replicas].base, run, body, out)
+			outcomes <- answer{i % replicas, <-out}
+		}()
+	}
+	// Every call is admitted (its step taken in the shared run) and the
+	// provider holds the one that won the ledger; only then let it go.
+	replicaPoll(t, time.Minute, "60 calls admitted", func() bool { return replicaRunStep(procs[1], run) == n })
+	select {
+	case <-arrived:
+	case <-time.After(time.Minute):
+		t.Fatal("no refund reached the provider within a minute")
+	}
+	if op, err := st.GetOperation(t.Context(), replicaRefundKey(order, amount, run)); err != nil || op.Status != types.OpStarted {
+		t.Fatalf("ledger before release: %+v %v, want started", op, err)
+	}
+	release()
+
+	var ids = map[string]int{}
+	executed, replayed := 0, 0
+	answered := make([]int, replicas)
+	timeout := time.After(2 * time.Minute)
+	for range n {
+		var o answer
+		select {
+		case o = <-outcomes:
+		case <-timeout:
+			t.Fatalf("answers missing after 2 minutes: %d ok so far", executed+replayed)
+		}
+		if o.err != nil || o.status != http.StatusOK || !o.res.OK {
+			t.Errorf("call on replica %d: HTTP %d %v %+v", o.replica+1, o.status, o.err, o.res)
+			continue
+		}
+		answered[o.replica]++
+		ids[replicaRefundOf(o.res).RefundID]++
+		if o.res.Meta.Replayed {
+			replayed++
+		} else {
+			executed++
+		}
+	}
+	c := pay.Counts()
+	var id string
+	for k := range ids {
+		id = k
+	}
+	fmt.Printf("replicas: %d replicas, %d concurrent identical refunds (answered ok per replica %v): provider saw %d request(s), made %d refund(s); %d answers ok, %d distinct refund id(s) %v; %d executed, %d replayed\n",
+		replicas, n, answered, c.Requests, c.Refunds, executed+replayed, len(ids), ids, executed, replayed)
+	if c.Requests != 1 || c.Refunds != 1 {
+		t.Fatalf("the provider saw %d requests and made %d refunds, want 1 and 1", c.Requests, c.Refunds)
+	}
+	if len(ids) != 1 || id == "" || ids[id] != n {
+		t.Fatalf("refund ids %v, want one id in all %d answers", ids, n)
+	}
+	if executed != 1 || replayed != n-1 {
+		t.Errorf("%d executed and %d replayed, want 1 and %d", executed, replayed, n-1)
+	}
+
+	op, err := st.GetOperation(t.Context(), replicaRefundKey(order, amount, run))
+	if err != nil || op.Status != types.OpCompleted {
+		t.Fatalf("ledger after: %+v %v, want completed", op, err)
+	}
+	// Every replica reads the same history and state from the shared store:
+	// 60 rows, the refund applied to the state once.
+	for i, p := range procs {
+		var doc struct {
+			Step    int64          `json:"step"`
+			State   map[string]any `json:"state"`
+			History []struct {
+				Code types.Code `json:"code"`
+			} `json:"history"`
+		}
+		p.get("/v1/runs/"+run, supportKey).decode(t, &doc)
+		if doc.Step != n || len(doc.History) != n || doc.State["refunded_paise"] != json.Number(fmt.Sprint(amount)) || doc.State["refund_id"] != id {
+			t.Errorf("replica %d: run step %d, %d rows, state %v", i+1, doc.Step, len(doc.History), doc.State)
+		}
+		var list struct {
+			Executions []types.Execution `json:"executions"`
+		}
+		p.get("/v1/executions?run="+run+"&limit=100", supportKey).decode(t, &list)
+		if len(list.Executions) != n {
+			t.Errorf("replica %d lists %d executions of the run, want %d", i+1, len(list.Executions), n)
+		}
+	}
+	client.CloseIdleConnections()
+}
+
+// killProvider is the payment provider of the kill test. Every POST
+// /refunds is held, and its answer never comes (the handler returns when
+// the client goes away). The refunds of the orders given a gate are made
+// once their gate is closed, whether or not the client is still there;
+// the others are never made.
+type killProvider struct {
+	*sim.Payments
+	srv     *httptest.Server
+	posts   atomic.Int64
+	arrived chan string
+	gates   map[string]chan struct{}
+	release map[string]func()
+}
+
+func startKillProvider(t *testing.T, orders []sim.Order, made []string) *killProvider {
+	t.Helper()
+	k := &killProvider{Payments: sim.NewPayments(orders...), arrived: make(chan string, 4*len(orders)),
+		gates: map[string]chan struct{}{}, release: map[string]func(){}}
+	for _, o := range made {
+		ch := make(chan struct{})
+		k.gates[o], k.release[o] = ch, sync.OnceFunc(func() { close(ch) })
+	}
+	k.srv = httptest.NewServer(k)
+	t.Cleanup(func() {
+		for _, r := range k.release {
+			r()
+		}
+		k.srv.CloseClientConnections()
+		k.srv.Close()
+	})
+	return k
+}
+
+func (k *killProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/refunds" {
+		k.Payments.ServeHTTP(w, r)
+		return
+	}
+	k.posts.Add(1)
+	// The body is read to its end: only then does net/http cancel the
+	// request's context when the client closes the connection.
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		OrderID string `json:"order_id"`
+	}
+	_ = json.Unmarshal(body, &req)
+	k.arrived <- req.OrderID
+	if gate := k.gates[req.OrderID]; gate != nil {
+		<-gate
+		made := r.Clone(context.WithoutCancel(r.Context()))
+		made.Body = io.NopCloser(bytes.NewReader(body))
+		k.Payments.ServeHTTP(httptest.NewRecorder(), made)
+	}
+	<-r.Context().Done()
+}
+
+// waitArrived waits for the refunds of n calls to reach the provider.
+func (k *killProvider) waitArrived(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for i := range n {
+		select {
+		case <-k.arrived:
+		case <-timeout:
+			t.Fatalf("only %d of %d refunds reached the provider within a minute", i, n)
+		}
+	}
+}
+
+// One replica is killed (SIGKILL) with 20 writes in flight. Their
+// operations stay started in the shared ledger until their leases end
+// (deadline + --lease-margin); then replica B surfaces them as unknown,
+// either when a repeat of the call meets the expired lease or by its
+// background sweep alone, and its verify read settles each: found → ok,
+// verified; not found → unknown_outcome. Nothing is ever sent again, so
+// there are no duplicates downstream.
+//
+// The 20 operations, two groups of ten, each half made by the provider
+// and half never processed:
+//
+//	R (ORD-2001..2010)  sent first. 2001-2005 are made before the kill
+//	                    (their answers were lost with replica A).
+//	                    Repeated on B while their leases still run: the
+//	                    repeats wait, meet the lease's end, expire it and
+//	                    verify.
+//	S (ORD-2011..2020)  sent 4 s later, so their leases end 4 s after R's.
+//	                    2011-2015 are made after the kill (the provider
+//	                    finishes work whose client is gone). Not repeated
+//	                    until B's background sweep alone has turned them
+//	                    unknown; then repeated and verified.
+//
+// At the end each operation is repeated once more: a verified one replays,
+// an unknown one verifies again and stays unknown; still nothing is sent.
+func TestReplicaKilledMidWritesSettles(t *testing.T) {
+	const (
+		run    = "killed"
+		margin = time.Second
+		total  = 9 * time.Second // the write's deadline on every replica
+		gap    = 4 * time.Second // between the two groups' calls
+	)
+	st, storeURL := replicaStore(t)
+
+	type opCase struct {
+		order  string
+		amount int64
+		made   bool // the provider makes it
+		group  string
+	}
+	var cases []opCase
+	var orders []sim.Order
+	var madeOrders []string
+	for i := range 20 {
+		c := opCase{order: fmt.Sprintf("ORD-%d", 2001+i), amount: int64(1001 + i), made: i%10 < 5, group: "R"}
+		if i >= 10 {
+			c.group = "S"
+		}
+		cases = append(cases, c)
+		orders = append(orders, sim.Order{OrderID: c.order, CustomerID: "cust_42", AmountPaise: 100000})
+		if c.made {
+			madeOrders = append(madeOrders, c.order)
+		}
+	}
+	group := func(g string) (out []opCase) {
+		for _, c := range cases {
+			if c.group == g {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	body := func(c opCase) string {
+		return fmt.Sprintf(`{"tool":"issue_refund","args":{"order_id":%q,"amount_paise":%d}}`, c.order, c.amount)
+	}
+	ops := func() map[string]types.Operation {
+		t.Helper()
+		out := map[string]types.Operation{}
+		for _, status := range []types.OpStatus{types.OpStarted, types.OpUnknown, types.OpCompleted} {
+			list, err := st.ListOperations(t.Context(), status, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range list {
+				out[op.Key] = op
+			}
+		}
+		return out
+	}
+	key := func(c opCase) string { return replicaRefundKey(c.order, c.amount, run) }
+
+	prov := startKillProvider(t, orders, madeOrders)
+	cfg := replicaConfig(storeURL, prov.srv.URL, total)
+	a := startServe(t, cfg, "--lease-margin", margin.String())
+	if r := a.post("/v1/runs", supportKey, `{"run_id":"`+run+`","principal":`+principal+`,"state":{"refunded_paise":0}}`); r.status != http.StatusCreated {
+		t.Fatalf("create run: %d %s", r.status, r.body)
+	}
+
+	// 20 writes in flight on replica A, held by the provider.
+	outcomesA := make(chan callOutcome, len(cases))
+	for _, c := range group("R") {
+		go sendCall(a.base, run, body(c), outcomesA)
+	}
+	prov.waitArrived(t, 10)
+	for _, c := range group("R") {
+		if c.made {
+			prov.release[c.order]()
+		}
+	}
+	replicaPoll(t, time.Minute, "the provider makes group R's 5 refunds", func() bool { return prov.Counts().Refunds == 5 })
+	time.Sleep(gap)
+	for _, c := range group("S") {
+		go sendCall(a.base, run, body(c), outcomesA)
+	}
+	prov.waitArrived(t, 10)
+	before := ops()
+	inFlight := 0
+	for _, c := range cases {
+		if op, ok := before[key(c)]; ok && op.Status == types.OpStarted && op.Owner == before[key(cases[0])].Owner {
+			inFlight++
+		}
+	}
+	if inFlight != len(cases) {
+		t.Fatalf("%d of %d operations started by replica A before the kill: %+v", inFlight, len(cases), before)
+	}
+
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.done:
+	case <-time.After(time.Minute):
+		t.Fatal("replica A did not die")
+	}
+	killed := 0
+	for range cases {
+		if o := <-outcomesA; o.err != nil {
+			killed++
+		} else {
+			t.Errorf("a call on the killed replica was answered: HTTP %d %+v", o.status, o.res)
+		}
+	}
+	// The provider finishes group S's held work although its client died.
+	for _, c := range group("S") {
+		if c.made {
+			prov.release[c.order]()
+		}
+	}
+	replicaPoll(t, time.Minute, "the provider makes group S's 5 refunds", func() bool { return prov.Counts().Refunds == 10 })
+	for _, op := range ops() {
+		if op.Status != types.OpStarted {
+			t.Fatalf("operation %s is %s though no replica is alive to change it", op.Key, op.Status)
+		}
+	}
+
+	b := startServe(t, cfg, "--lease-margin", margin.String())
+
+	// Each call's answer on B, checked against what the provider holds.
+	settled := map[string]types.Code{}
+	check := func(c opCase, o callOutcome, wantReplayed bool) {
+		t.Helper()
+		if o.err != nil || o.status != http.StatusOK {
+			t.Errorf("%s on replica B: HTTP %d %v", c.order, o.status, o.err)
+			return
+		}
+		res := o.res
+		settled[c.order] = res.Code()
+		if c.made {
+			ref := replicaRefundOf(res)
+			if !res.OK || !res.Meta.Verified || res.Meta.Replayed != wantReplayed || ref.OrderID != c.order || ref.AmountPaise != c.amount {
+				t.Errorf("%s (made): got %s verified=%v replayed=%v data %s, want ok verified replayed=%v\n%s",
+					c.order, res.Code(), res.Meta.Verified, res.Meta.Replayed, res.Data, wantReplayed, res.Observation)
+			}
+			return
+		}
+		if res.Code() != types.CodeUnknownOutcome || res.Meta.SideEffect != types.SideEffectUnknown {
+			t.Errorf("%s (never made): got %s side_effect=%s, want unknown_outcome unknown\n%s",
+				c.order, res.Code(), res.Meta.SideEffect, res.Observation)
+		}
+	}
+	repeat := func(cs []opCase, wantReplayed bool) {
+		t.Helper()
+		out := make([]chan callOutcome, len(cs))
+		for i, c := range cs {
+			out[i] = make(chan callOutcome, 1)
+			go sendCall(b.base, run, body(c), out[i])
+		}
+		for i, c := range cs {
+			check(c, <-out[i], wantReplayed)
+		}
+	}
+
+	// Group R: the model's repeats reach B while A's leases still run. Each
+	// waits for the dead owner and must still have time to verify once the
+	// lease ends, so it is sent at least 3 s after the owner's call began.
+	var leaseR time.Time
+	for _, c := range group("R") {
+		if l := before[key(c)].LeaseUntil; l.After(leaseR) {
+			leaseR = l
+		}
+	}
+	if wait := time.Until(leaseR.Add(3*time.Second - total)); wait > 0 {
+		time.Sleep(wait)
+	}
+	repeat(group("R"), false)
+	surfacedR := 0 // answered by the verify read: the operation was unknown
+	for _, c := range group("R") {
+		if code := settled[c.order]; code == types.CodeOK || code == types.CodeUnknownOutcome {
+			surfacedR++
+		}
+	}
+	afterR := ops()
+	checked := time.Now()
+	// No lease is ever ended early; a group S operation whose lease had
+	// not ended yet is still started, left to the sweep.
+	toSweep := 0
+	for _, c := range group("S") {
+		op := afterR[key(c)]
+		if op.LeaseUntil.After(checked) && op.Status != types.OpStarted {
+			t.Errorf("%s is %s before its lease ended (%s)", op.Key, op.Status, op.LeaseUntil.Format(time.RFC3339Nano))
+		}
+		if op.Status == types.OpStarted {
+			toSweep++
+		}
+	}
+
+	// Group S: nobody calls; B's background sweep (every 15 s) alone turns
+	// them unknown once their leases end.
+	replicaPoll(t, 45*time.Second, "the background sweep turns group S unknown", func() bool {
+		now := ops()
+		for _, c := range group("S") {
+			if now[key(c)].Status != types.OpUnknown {
+				return false
+			}
+		}
+		return true
+	})
+	repeat(group("S"), false)
+
+	// Once more, everything: verified operations replay, unknown ones
+	// verify again. Nothing is sent.
+	for _, c := range cases {
+		prev := settled[c.order]
+		out := make(chan callOutcome, 1)
+		sendCall(b.base, run, body(c), out)
+		check(c, <-out, c.made)
+		if settled[c.order] != prev {
+			t.Errorf("%s: %s, then %s", c.order, prev, settled[c.order])
+		}
+	}
+
+	// The counts.
+	final := ops()
+	found, unknown, completedOps, unknownOps := 0, 0, 0, 0
+	for _, c := range cases {
+		switch settled[c.order] {
+		case types.CodeOK:
+			found++
+		case types.CodeUnknownOutcome:
+			unknown++
+		}
+		switch final[key(c)].Status {
+		case types.OpCompleted:
+			completedOps++
+		case types.OpUnknown:
+			unknownOps++
+		}
+	}
+	perOrder := map[string]int{}
+	var paid int64
+	for _, r := range prov.Refunds() {
+		perOrder[r.OrderID]++
+		paid += r.AmountPaise
+	}
+	duplicates := 0
+	for _, k := range perOrder {
+		duplicates += k - 1
+	}
+	posts := prov.posts.Load()
+	fmt.Printf("replica killed: %d writes in flight on replica A, %d killed with it (SIGKILL); %d surfaced unknown after their leases (%d by repeats meeting the expired lease, %d by the background sweep alone); %d settled by verify (found), %d still unknown (the provider never made them); provider: %d refund requests, %d refunds, %d duplicates downstream\n",
+		inFlight, killed, surfacedR+len(group("S")), surfacedR+len(group("S"))-toSweep, toSweep, found, unknown, posts, len(perOrder), duplicates)
+
+	if killed != len(cases) {
+		t.Errorf("%d calls died with replica A, want %d", killed, len(cases))
+	}
+	if toSweep == 0 {
+		t.Errorf("no operation was left for the background sweep: group S's leases ended before group R's repeats were done")
+	}
+	if found != 10 || unknown != 10 || completedOps != 10 || unknownOps != 10 {
+		t.Errorf("settled: %d found, %d unknown; ledger: %d completed, %d unknown; want 10 of each", found, unknown, completedOps, unknownOps)
+	}
+	if duplicates != 0 || posts != int64(len(cases)) || len(perOrder) != 10 {
+		t.Errorf("downstream: %d refund requests, refunds per order %v: want %d requests, one refund for each of the 10 made", posts, perOrder, len(cases))
+	}
+	var doc struct {
+		State map[string]any `json:"state"`
+	}
+	b.get("/v1/runs/"+run, supportKey).decode(t, &doc)
+	if doc.State["refunded_paise"] != json.Number(fmt.Sprint(paid)) {
+		t.Errorf("state %v, want refunded_paise %d (the refunds made, each once)", doc.State, paid)
+	}
+	client.CloseIdleConnections()
+}
