@@ -71,7 +71,13 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	const execVersionArg = 20
 
 	var id, version int64
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+	// The row of a call that settled no operation and changed no state (a
+	// read, a refusal) records no effect: see writer.doLight.
+	submit := s.w.do
+	if c.Operation == nil && len(c.NewState) == 0 {
+		submit = s.w.doLight
+	}
+	err := submit(ctx, func(ctx context.Context, tx *writeTx) error {
 		err := tx.queryRow(ctx, runQuery, runArgs, &version)
 		if errors.Is(err, sql.ErrNoRows) {
 			return commitRunMissing(ctx, tx, e.RunID, setState)

@@ -3,8 +3,15 @@
 //
 // # Durability
 //
-// The file is in WAL mode with synchronous=FULL: no write is answered
-// before its transaction is committed and the WAL fsynced. The schema is
+// The file is in WAL mode. Every write that records or settles an effect
+// (a run, an operation record, a state change, a commit that settles an
+// operation) commits with synchronous=FULL: it is not answered before the
+// WAL is fsynced. Writes that record no effect (a step admission, the row
+// of a read or a refusal, stats buckets) are batched apart and commit with
+// synchronous=NORMAL: they are in the WAL, so they survive a crash of the
+// process (kill -9), and reach the disk with the next fsync; a power loss
+// may lose the last of them, never an effect. The WAL keeps commits in
+// order, so a later fsync makes every earlier commit durable. The schema is
 // created and upgraded by embedded migrations (migrations/NNNN_*.sql) when
 // the file is opened; its version is PRAGMA user_version, and a file from a
 // newer toolgate is refused (*SchemaVersionError), never altered.

@@ -82,7 +82,9 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
 	now := nanos(s.opts.Clock.Now())
 	var step int64
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+	// A step number is no effect: losing the last ones to a power loss
+	// leaves a gap, never a wrong record.
+	err := s.w.doLight(ctx, func(ctx context.Context, tx *writeTx) (err error) {
 		step, err = admitIn(ctx, tx, runID, now)
 		return err
 	})

@@ -21,7 +21,7 @@ func (s *Store) SaveStats(ctx context.Context, buckets []store.StatsBucket) erro
 	if len(buckets) == 0 {
 		return nil
 	}
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+	err := s.w.doLight(ctx, func(ctx context.Context, tx *writeTx) error {
 		for _, b := range buckets {
 			if _, err := tx.exec(ctx, upsertStatsSQL, b.Tool, nanos(b.Start), int64(b.Width), b.Replica, b.Data); err != nil {
 				return err

@@ -27,6 +27,9 @@ type request struct {
 	state atomic.Int32
 	apply func(ctx context.Context, tx *writeTx) error
 	done  chan error
+	// light marks a write that records no effect (a step admission, the
+	// row of a call that changed nothing): see doLight.
+	light bool
 }
 
 // WriterStats counts the work of the writer goroutine since Open.
@@ -36,6 +39,9 @@ type WriterStats struct {
 	// Requests is the number of write requests it ran (those abandoned
 	// before being taken are not counted).
 	Requests uint64
+	// LightSwitches counts the switches to synchronous=NORMAL for a batch
+	// of writes that record no effect.
+	LightSwitches uint64
 }
 
 // hooks let the tests of this package observe and disturb the writer.
@@ -62,7 +68,10 @@ type writer struct {
 	requests chan *request
 	stopped  chan struct{}
 
-	batches, ran atomic.Uint64
+	batches, ran, lightBatches atomic.Uint64
+	// syncLight is the connection's mode: true after PRAGMA
+	// synchronous=NORMAL. Only the writer goroutine touches it.
+	syncLight bool
 }
 
 // newWriter returns a writer on conn; start runs its goroutine.
@@ -88,10 +97,25 @@ func (w *writer) start() { go w.loop(context.Background()) }
 // always means "not written", and a write is never left half-known. The
 // wait is bounded by one batch transaction.
 func (w *writer) do(ctx context.Context, apply func(ctx context.Context, tx *writeTx) error) error {
+	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1)})
+}
+
+// doLight is do for a write that records no effect in the world: a step
+// admission, or the row of a call that changed nothing (a read, a refusal).
+// A batch made only of such writes commits with synchronous=NORMAL: it is
+// in the WAL, so it survives a crash of the process, and it reaches the
+// disk with the next fsync (the next batch holding an effect, or a
+// checkpoint). A power loss may lose the last of them; it never loses an
+// effect, an operation record or a state change, whose batches commit with
+// synchronous=FULL, and the WAL keeps commits in order.
+func (w *writer) doLight(ctx context.Context, apply func(ctx context.Context, tx *writeTx) error) error {
+	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1), light: true})
+}
+
+func (w *writer) submit(ctx context.Context, req *request) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &request{apply: apply, done: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -132,7 +156,7 @@ func (w *writer) close() {
 
 // stats returns the writer's counters.
 func (w *writer) stats() WriterStats {
-	return WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load()}
+	return WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load(), LightSwitches: w.lightBatches.Load()}
 }
 
 // loop is the writer goroutine: take one request (waiting for it), then
@@ -195,6 +219,13 @@ func (w *writer) runBatch(ctx context.Context, batch []*request, outcomes []erro
 // one request needs no savepoint: its failure rolls back the transaction.
 // The error returned fails the whole batch: nothing of it was written.
 func (w *writer) runTransaction(ctx context.Context, batch []*request, outcomes []error) error {
+	light := true
+	for _, req := range batch {
+		light = light && req.light
+	}
+	if err := w.setSync(ctx, light); err != nil {
+		return err
+	}
 	if err := w.begin(ctx); err != nil {
 		return err
 	}
@@ -237,6 +268,27 @@ func (w *writer) begin(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return nil
+}
+
+// setSync switches the connection between synchronous=FULL (fsync at
+// commit) and NORMAL (no fsync: a batch of light writes only), outside any
+// transaction.
+func (w *writer) setSync(ctx context.Context, light bool) error {
+	if light == w.syncLight {
+		return nil
+	}
+	mode := "PRAGMA synchronous=FULL"
+	if light {
+		mode = "PRAGMA synchronous=NORMAL"
+	}
+	if _, err := w.tx.exec(ctx, mode); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", mode, err)
+	}
+	w.syncLight = light
+	if light {
+		w.lightBatches.Add(1)
 	}
 	return nil
 }
