@@ -29,6 +29,7 @@ func (p *Pipeline) Reconcile(ctx context.Context, limit int) ([]Settled, error) 
 		return nil, err
 	}
 	out := make([]Settled, 0, len(ops))
+	batch := randomID(4) // call ids unique across reconcile runs
 	for i, op := range ops {
 		s := Settled{Key: op.Key, Tool: op.Tool, RunID: op.RunID}
 		if len(op.Args) == 0 {
@@ -36,7 +37,7 @@ func (p *Pipeline) Reconcile(ctx context.Context, limit int) ([]Settled, error) 
 			out = append(out, s)
 			continue
 		}
-		res, err := p.call(ctx, &types.Call{RunID: op.RunID, Tool: op.Tool, Args: op.Args, CallID: fmt.Sprintf("reconcile-%d", i+1)}, op.Key)
+		res, err := p.call(ctx, &types.Call{RunID: op.RunID, Tool: op.Tool, Args: op.Args, CallID: fmt.Sprintf("reconcile-%s-%d", batch, i+1)}, op.Key)
 		if err != nil {
 			s.Code, s.Result = types.CodeInternalError, err.Error()
 		} else {
