@@ -18,7 +18,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	bash scripts/with-postgres.sh $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	GO=$(GO) bash scripts/with-postgres.sh bash scripts/test.sh
 
 build:
 	$(GO) build -o bin/toolgate ./cmd/toolgate
