@@ -1,0 +1,373 @@
+// Package load is toolgate's load comparison: the same tool call, driven
+// on 127.0.0.1 at fixed concurrencies for a fixed time, through
+//
+//	(a) the dependency directly,
+//	(b) a baseline reverse proxy (net/http/httputil.ReverseProxy with a tuned transport),
+//	(c) toolgate with a read tool,
+//	(d) toolgate with a write tool (operation ledger, durable SQLite records),
+//
+// in alternating rounds (each round takes the paths in a rotated order),
+// so that a machine that gets busier or quieter during the run does not
+// favour one path. toolgate is the real `toolgate serve` binary, the
+// baseline a process of its own, and the dependency and the load
+// generator share the bench process.
+package load
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/bench/serveproc"
+)
+
+// Path names one way to the dependency.
+type Path string
+
+// The four paths.
+const (
+	Direct Path = "direct"         // (a)
+	Proxy  Path = "proxy"          // (b)
+	Read   Path = "toolgate_read"  // (c)
+	Write  Path = "toolgate_write" // (d)
+)
+
+// Label is the path's name in tables: "(c) toolgate read".
+func (p Path) Label() string {
+	switch p {
+	case Direct:
+		return "(a) direct"
+	case Proxy:
+		return "(b) baseline proxy"
+	case Read:
+		return "(c) toolgate read"
+	case Write:
+		return "(d) toolgate write"
+	}
+	return string(p)
+}
+
+// roundOrder is the first round's order; round r rotates it by r.
+var roundOrder = []Path{Proxy, Read, Write, Direct}
+
+// Options shape one load comparison. Zero values are the documented
+// defaults.
+type Options struct {
+	// Binary is the toolgate binary (serveproc.Build). Required.
+	Binary string
+	// Dir holds toolgate's config and SQLite file. Required.
+	Dir string
+	// Concurrency lists the numbers of concurrent callers. Default 1, 32.
+	Concurrency []int
+	// Rounds is the number of rounds. Default 3.
+	Rounds int
+	// Duration is each segment's length (one path at one concurrency in
+	// one round). Default 3s.
+	Duration time.Duration
+	// Warmup is how long each path runs, unmeasured, before the first
+	// round. Default 1s.
+	Warmup time.Duration
+	// ProxyCommand runs the baseline proxy as its own process: argv to
+	// which "--target URL" is appended; it must print ProxyReady and its
+	// URL on stderr (see ServeProxy). Default: the proxy runs in this
+	// process.
+	ProxyCommand []string
+	// ServeArgs are extra flags for `toolgate serve`. Default
+	// "--log-level warn".
+	ServeArgs []string
+	// Around, when set, is called before each measured segment with the
+	// toolgate server's pid; the func it returns is called after it (a
+	// profiler's start and stop).
+	Around func(pid int, p Path, concurrency, round int) func()
+	// Progress, when set, counts the segments.
+	Progress Progress
+}
+
+// Progress follows a load comparison.
+type Progress interface {
+	// Phase starts a phase of total steps.
+	Phase(name string, total int)
+	// Add counts n steps done.
+	Add(n int)
+}
+
+type noProgress struct{}
+
+func (noProgress) Phase(string, int) {}
+func (noProgress) Add(int)           {}
+
+func (o *Options) defaults() error {
+	if o.Binary == "" || o.Dir == "" {
+		return errors.New("load: Options needs Binary and Dir")
+	}
+	if len(o.Concurrency) == 0 {
+		o.Concurrency = []int{1, 32}
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 3
+	}
+	if o.Duration <= 0 {
+		o.Duration = 3 * time.Second
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = time.Second
+	}
+	if o.ServeArgs == nil {
+		o.ServeArgs = []string{"--log-level", "warn"}
+	}
+	if o.Progress == nil {
+		o.Progress = noProgress{}
+	}
+	return nil
+}
+
+// configYAML is the toolgate.yaml of the comparison; DEP is the
+// dependency's URL.
+const configYAML = `# The load comparison's toolgate.yaml (written by bench/load).
+store: "sqlite:toolgate.db"
+dependencies:
+  orders: {base_url: "DEP"}
+tools:
+  get_order:
+    description: Look up one order.
+    dependency: orders
+    request: {method: GET, path: "/orders/{order_id}"}
+    effect: read
+    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
+    timeout: {connect: 1s, read: 5s}
+  record_note:
+    description: Record a note on an order.
+    dependency: orders
+    request: {method: POST, path: /records}
+    effect: write
+    input_schema:
+      type: object
+      required: [order_id, n]
+      properties: {order_id: {type: string}, n: {type: integer}}
+      additionalProperties: false
+    timeout: {connect: 1s, read: 5s}
+`
+
+// Run runs the comparison and returns its figures.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	maxConc := 0
+	for _, c := range o.Concurrency {
+		maxConc = max(maxConc, c)
+	}
+
+	// The dependency, in this process.
+	depLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	depSrv := &http.Server{Handler: &Dependency{}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = depSrv.Serve(depLn) }()
+	defer depSrv.Close()
+	depURL := "http://" + depLn.Addr().String()
+
+	// The baseline proxy.
+	proxyURL, stopProxy, err := startProxy(ctx, &o, depURL)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProxy()
+
+	// toolgate.
+	cfg := filepath.Join(o.Dir, "toolgate.yaml")
+	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(configYAML, "DEP", depURL)), 0o600); err != nil {
+		return nil, err
+	}
+	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop(time.Minute)
+
+	cl := &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, IdleConnTimeout: 90 * time.Second,
+		DisableCompression: true,
+	}, Timeout: time.Minute}
+	readRuns, err := createRuns(ctx, cl, srv.URL, "read", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	writeRuns, err := createRuns(ctx, cl, srv.URL, "write", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	targets := map[Path]*target{
+		Direct: getTarget(Direct, depURL+"/orders/ORD-4471"),
+		Proxy:  getTarget(Proxy, proxyURL+"/orders/ORD-4471"),
+		Read: callTarget(Read, srv.URL, readRuns, func(w int, n int64) string {
+			return `{"tool":"get_order","args":{"order_id":"ORD-4471"}}`
+		}),
+		Write: callTarget(Write, srv.URL, writeRuns, func(w int, n int64) string {
+			// A new operation each call: distinct arguments.
+			return fmt.Sprintf(`{"tool":"record_note","args":{"order_id":"ORD-4471","n":%d}}`, n)
+		}),
+	}
+	var seq atomic.Int64
+	// Each path once, checked in full, then the warm-up.
+	for _, p := range roundOrder {
+		if err := checkOnce(ctx, cl, targets[p], &seq); err != nil {
+			return nil, err
+		}
+	}
+	segments := o.Rounds * len(o.Concurrency) * len(roundOrder)
+	o.Progress.Phase("load: warm-up", len(roundOrder))
+	for _, p := range roundOrder {
+		if seg := drive(ctx, cl, targets[p], maxConc, o.Warmup, &seq); seg.errors > 0 {
+			return nil, fmt.Errorf("load: warm-up of %s: %d errors, the first: %s", p.Label(), seg.errors, seg.firstErr)
+		}
+		o.Progress.Add(1)
+	}
+
+	rep := newReport(&o)
+	o.Progress.Phase("load: rounds", segments)
+	for round := range o.Rounds {
+		order := rotate(roundOrder, round)
+		rep.Order = append(rep.Order, order)
+		for _, conc := range o.Concurrency {
+			for _, p := range order {
+				var after func()
+				if o.Around != nil {
+					after = o.Around(srv.Pid(), p, conc, round)
+				}
+				seg := drive(ctx, cl, targets[p], conc, o.Duration, &seq)
+				if after != nil {
+					after()
+				}
+				rep.add(p, conc, round, seg)
+				o.Progress.Add(1)
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := srv.Stop(time.Minute); err != nil {
+		return nil, fmt.Errorf("load: %w\n%s", err, srv.Stderr())
+	}
+	rep.finish()
+	return rep, nil
+}
+
+func rotate(ps []Path, by int) []Path {
+	by %= len(ps)
+	return append(append([]Path(nil), ps[by:]...), ps[:by]...)
+}
+
+// startProxy starts the baseline, as its own process when
+// o.ProxyCommand is set.
+func startProxy(ctx context.Context, o *Options, dep string) (string, func(), error) {
+	if len(o.ProxyCommand) == 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		u, err := url.Parse(dep)
+		if err != nil {
+			return "", nil, err
+		}
+		srv := &http.Server{Handler: NewProxy(u), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+	}
+	argv := append(append([]string(nil), o.ProxyCommand...), "--target", dep)
+	p, err := serveproc.StartCommand(ctx, argv, ProxyReady, 0, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.URL, func() { _ = p.Stop(10 * time.Second) }, nil
+}
+
+// getTarget is a GET of url: (a) and (b).
+func getTarget(p Path, url string) *target {
+	return &target{path: p,
+		request: func(ctx context.Context, _ int, _ int64) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		},
+		good: func(status int, body []byte) bool {
+			return status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"order_id":"ORD-4471"`))
+		},
+	}
+}
+
+// callTarget is a toolgate call, each worker on its own run: (c) and (d).
+func callTarget(p Path, base string, runs []string, body func(w int, n int64) string) *target {
+	urls := make([]string, len(runs))
+	for i, r := range runs {
+		urls[i] = base + "/v1/runs/" + r + "/calls"
+	}
+	return &target{path: p,
+		request: func(ctx context.Context, w int, n int64) (*http.Request, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, urls[w], strings.NewReader(body(w, n)))
+			if err == nil {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			return req, err
+		},
+		// The envelope encodes "ok" first.
+		good: func(status int, body []byte) bool {
+			return status == http.StatusOK && bytes.HasPrefix(body, []byte(`{"ok":true,`))
+		},
+	}
+}
+
+// checkOnce sends one request of t and checks its answer in full.
+func checkOnce(ctx context.Context, cl *http.Client, t *target, seq *atomic.Int64) error {
+	req, err := t.request(ctx, 0, seq.Add(1))
+	if err != nil {
+		return err
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return fmt.Errorf("load: %s: %w", t.path.Label(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || !t.good(resp.StatusCode, body) {
+		return fmt.Errorf("load: %s does not answer as expected: HTTP %d: %s %v", t.path.Label(), resp.StatusCode, clip(string(body)), err)
+	}
+	return nil
+}
+
+func createRuns(ctx context.Context, cl *http.Client, base, prefix string, n int) ([]string, error) {
+	runs := make([]string, n)
+	for i := range runs {
+		runs[i] = fmt.Sprintf("load-%s-%d-%d", prefix, time.Now().UnixNano(), i)
+		body := fmt.Sprintf(`{"run_id":%q,"principal":{"id":"load"}}`, runs[i])
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/runs", strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := cl.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			RunID string `json:"run_id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusCreated || doc.RunID != runs[i] {
+			return nil, fmt.Errorf("load: create run %s: HTTP %d, %v", runs[i], resp.StatusCode, err)
+		}
+	}
+	return runs, nil
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package soak_test
+
+// raceEnabled builds the toolgate binary under test with the race detector
+// too.
+const raceEnabled = true

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// goBench is one `go test -bench` invocation of the report.
+type goBench struct {
+	// Pkg and Pattern select the benchmarks.
+	Pkg, Pattern string
+	// Count and Benchtime are -count and -benchtime ("" for the default).
+	Count     int
+	Benchtime string
+	// Mem adds -benchmem.
+	Mem bool
+	// Why says what the figures are for.
+	Why string
+}
+
+// args is the go command line of b.
+func (b goBench) args() []string {
+	a := []string{"test", "-run", "^$", "-bench", b.Pattern, "-count", strconv.Itoa(b.Count)}
+	if b.Benchtime != "" {
+		a = append(a, "-benchtime", b.Benchtime)
+	}
+	if b.Mem {
+		a = append(a, "-benchmem")
+	}
+	return append(a, b.Pkg)
+}
+
+// Command is b as a shell command.
+func (b goBench) Command() string { return "go " + strings.Join(quoteArgs(b.args()), " ") }
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, "^$|()*? ") {
+			a = "'" + a + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// benchResult is one benchmark's figures over its -count runs.
+type benchResult struct {
+	Name string `json:"name"`
+	Runs int    `json:"runs"`
+	// Median is the median of each unit's values ("ns/op", "allocs/op",
+	// "calls/s", ...); Values all of them.
+	Median map[string]float64   `json:"median"`
+	Values map[string][]float64 `json:"values"`
+}
+
+// runGoBench runs b in dir and parses its output.
+func runGoBench(ctx context.Context, dir string, b goBench) ([]*benchResult, string, error) {
+	cmd := exec.CommandContext(ctx, "go", b.args()...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, out.String(), fmt.Errorf("%s: %w\n%s", b.Command(), err, out.String())
+	}
+	res := parseBench(out.String())
+	if len(res) == 0 {
+		return nil, out.String(), fmt.Errorf("%s: no benchmark ran\n%s", b.Command(), out.String())
+	}
+	return res, out.String(), nil
+}
+
+// procsSuffix is the -GOMAXPROCS suffix of a benchmark's name.
+var procsSuffix = regexp.MustCompile(`-\d+$`)
+
+// parseBench reads `go test -bench` output: for each benchmark line, the
+// name (without the -GOMAXPROCS suffix), the iterations, then value-unit
+// pairs.
+func parseBench(out string) []*benchResult {
+	var order []string
+	byName := map[string]*benchResult{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		name := procsSuffix.ReplaceAllString(f[0], "")
+		r := byName[name]
+		if r == nil {
+			r = &benchResult{Name: name, Median: map[string]float64{}, Values: map[string][]float64{}}
+			byName[name] = r
+			order = append(order, name)
+		}
+		r.Runs++
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			r.Values[f[i+1]] = append(r.Values[f[i+1]], v)
+		}
+	}
+	out2 := make([]*benchResult, 0, len(order))
+	for _, name := range order {
+		r := byName[name]
+		for unit, vs := range r.Values {
+			r.Median[unit] = median(vs)
+		}
+		out2 = append(out2, r)
+	}
+	return out2
+}
+
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
