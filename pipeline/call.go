@@ -69,6 +69,21 @@ func (p *Pipeline) call(ctx context.Context, call *types.Call, expectKey string)
 	if err != nil {
 		return nil, err
 	}
+	return p.callRun(ctx, call, run, expectKey)
+}
+
+// CallRun is Call for a caller that has just read the run (the server,
+// which checks the run's owner first): it saves reading it again. run must
+// be the store's current copy of call.RunID; a stale one costs a retry of
+// the state commit, never a wrong update.
+func (p *Pipeline) CallRun(ctx context.Context, call *types.Call, run *types.Run) (*types.Result, error) {
+	if run == nil || run.ID != call.RunID {
+		return p.call(ctx, call, "")
+	}
+	return p.callRun(ctx, call, run, "")
+}
+
+func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run, expectKey string) (*types.Result, error) {
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}

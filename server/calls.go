@@ -30,13 +30,14 @@ func (s *Server) postCall(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) *apiError {
-	if _, e := s.ownedRun(r, call.RunID); e != nil {
+	run, e := s.ownedRun(r, call.RunID)
+	if e != nil {
 		e.tool = clip(call.Tool)
 		return e
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	res, err := s.gw.Do(r.Context(), call)
+	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {
