@@ -31,4 +31,4 @@ fmt:
 
 # make bench: every figure of BENCHMARKS.md, regenerated (about 4 minutes).
 bench:
-	$(GO) run ./cmd/toolgate-bench report
+	GO=$(GO) bash scripts/with-postgres.sh $(GO) run ./cmd/toolgate-bench report
