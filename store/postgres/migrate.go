@@ -5,12 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/toolgate/toolgate/store/internal/migrations"
 	"log/slog"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,13 +18,6 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one schema change; applying it brings the schema to version.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
 const SchemaVersion = 2
@@ -39,52 +28,12 @@ const SchemaVersion = 2
 const MigrationLockClass int32 = 0x746f6f6c
 
 // migrations are the embedded migrations in order.
-var migrations = mustLoadMigrations(migrationFiles)
+var embedded = migrations.MustLoad("postgres", migrationFiles, SchemaVersion)
 
-// SchemaVersionError is the answer of Open on a schema newer than this
-// binary knows: a newer toolgate wrote it. The schema is left untouched.
-type SchemaVersionError struct {
-	// Found is the schema's version; Known is SchemaVersion.
-	Found, Known int
-}
-
-// Error says what happened and what to do.
-func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this toolgate (knows %d); upgrade toolgate", e.Found, e.Known)
-}
-
-// mustLoadMigrations reads and orders the migrations of fsys; a bad name or
-// a gap in the numbers is a programming error and panics at start-up.
-func mustLoadMigrations(fsys fs.FS) []migration {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		number, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(number)
-		if !ok || err != nil || version <= 0 {
-			panic(fmt.Sprintf("postgres: migration %s is not named NNNN_what.sql", name))
-		}
-		text, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: version, name: base, sql: string(text)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("postgres: migration %s: want version %d (no gaps)", m.name, i+1))
-		}
-	}
-	if len(out) != SchemaVersion {
-		panic(fmt.Sprintf("postgres: %d migrations embedded, SchemaVersion is %d", len(out), SchemaVersion))
-	}
-	return out
-}
+// SchemaVersionError is the answer of Open on a database whose schema is
+// newer than this binary knows: a newer toolgate wrote it. It is left
+// untouched.
+type SchemaVersionError = migrations.SchemaVersionError
 
 const createVersionTableSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
     version    integer PRIMARY KEY,
@@ -149,12 +98,12 @@ func applyMigrations(ctx context.Context, tx pgx.Tx, schema string, log *slog.Lo
 	if current > SchemaVersion {
 		return &SchemaVersionError{Found: current, Known: SchemaVersion}
 	}
-	for _, m := range migrations[current:] {
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
+	for _, m := range embedded[current:] {
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
-			return fmt.Errorf("migration %s: record version: %w", m.name, err)
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
+			return fmt.Errorf("migration %s: record version: %w", m.Name, err)
 		}
 	}
 	if current < SchemaVersion {

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
+	"github.com/toolgate/toolgate/store/internal/migrations"
 	"log/slog"
-	"path"
-	"sort"
 	"strconv"
-	"strings"
 )
 
 // migrationFiles are the schema changes, named NNNN_what.sql and numbered
@@ -19,65 +16,17 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one schema change; applying it brings the schema to version.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
 const SchemaVersion = 4
 
 // migrations are the embedded migrations in order.
-var migrations = mustLoadMigrations(migrationFiles)
+var embedded = migrations.MustLoad("sqlite", migrationFiles, SchemaVersion)
 
 // SchemaVersionError is the answer of Open on a database whose schema is
-// newer than this binary knows: a newer toolgate wrote it. The file is left
+// newer than this binary knows: a newer toolgate wrote it. It is left
 // untouched.
-type SchemaVersionError struct {
-	// Found is the database's schema version; Known is SchemaVersion.
-	Found, Known int
-}
-
-// Error says what happened and what to do.
-func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this toolgate (knows %d); upgrade toolgate", e.Found, e.Known)
-}
-
-// mustLoadMigrations reads and orders the migrations of fsys; a bad name or
-// a gap in the numbers is a programming error and panics at start-up.
-func mustLoadMigrations(fsys fs.FS) []migration {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for _, name := range names {
-		base := path.Base(name)
-		number, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(number)
-		if !ok || err != nil || version <= 0 {
-			panic(fmt.Sprintf("sqlite: migration %s is not named NNNN_what.sql", name))
-		}
-		text, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: version, name: base, sql: string(text)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			panic(fmt.Sprintf("sqlite: migration %s: want version %d (no gaps)", m.name, i+1))
-		}
-	}
-	if len(out) != SchemaVersion {
-		panic(fmt.Sprintf("sqlite: %d migrations embedded, SchemaVersion is %d", len(out), SchemaVersion))
-	}
-	return out
-}
+type SchemaVersionError = migrations.SchemaVersionError
 
 // migrate brings the database on conn to SchemaVersion, all missing
 // migrations in one transaction, and records the version in PRAGMA
@@ -119,9 +68,9 @@ func applyMigrations(ctx context.Context, conn *sql.Conn, log *slog.Logger) erro
 	if current > SchemaVersion {
 		return &SchemaVersionError{Found: current, Known: SchemaVersion}
 	}
-	for _, m := range migrations[current:] {
-		if _, err := conn.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
+	for _, m := range embedded[current:] {
+		if _, err := conn.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", m.Name, err)
 		}
 	}
 	// PRAGMA takes no parameters; the version is our own integer.
