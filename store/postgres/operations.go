@@ -69,52 +69,46 @@ func scanOperation(row pgx.Row) (*types.Operation, error) {
 // record was deleted in between (its operation provably did not happen),
 // the pair runs again.
 func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types.Operation, bool, error) {
-	owner := op.Owner
-	if owner == "" {
-		owner = s.opts.Owner
-	}
-	created := op.CreatedAt
-	if created.IsZero() {
-		created = s.opts.Clock.Now()
-	}
-	updated := op.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	args := []any{op.Key, op.ArgsHash, jsonArg(op.Args), op.RunID, op.Tool, owner,
-		nanos(op.LeaseUntil), nanos(created), nanos(updated)}
+	args := s.beginArgs(op)
 	var existing *types.Operation
-	err := s.write(ctx, fmt.Sprintf("begin operation %q", op.Key), func(ctx context.Context, conn *pgxpool.Conn) error {
-		for {
-			var batch pgx.Batch
-			batch.Queue(beginOperationSQL, args...)
-			batch.Queue(selectOperationSQL, op.Key)
-			results := conn.SendBatch(ctx, &batch)
-			tag, err := results.Exec()
-			if err == nil {
-				existing, err = scanOperation(results.QueryRow())
-			}
-			// Close reads up to the end of the implicit transaction: its
-			// error is the COMMIT's.
-			if cerr := results.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
-				err = cerr
-			}
-			switch {
-			case err == nil && tag.RowsAffected() == 1:
-				existing = nil // the record read back is our own
-				return nil
-			case err == nil:
-				return nil
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			// It conflicted, then was gone: deleted in between. Again.
-		}
+	err := s.write(ctx, fmt.Sprintf("begin operation %q", op.Key), func(ctx context.Context, conn *pgxpool.Conn) (err error) {
+		existing, err = beginOnConn(ctx, conn, args, op.Key)
+		return err
 	})
 	if err != nil {
 		return nil, false, err
 	}
 	return existing, existing == nil, nil
+}
+
+// beginOnConn inserts the operation as started, or returns the record that
+// has its key (nil when it inserted it).
+func beginOnConn(ctx context.Context, conn *pgxpool.Conn, args []any, key string) (*types.Operation, error) {
+	for {
+		var batch pgx.Batch
+		batch.Queue(beginOperationSQL, args...)
+		batch.Queue(selectOperationSQL, key)
+		results := conn.SendBatch(ctx, &batch)
+		tag, err := results.Exec()
+		var existing *types.Operation
+		if err == nil {
+			existing, err = scanOperation(results.QueryRow())
+		}
+		// Close reads up to the end of the implicit transaction: its
+		// error is the COMMIT's.
+		if cerr := results.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
+			err = cerr
+		}
+		switch {
+		case err == nil && tag.RowsAffected() == 1:
+			return nil, nil // the record read back is our own
+		case err == nil:
+			return existing, nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return nil, err
+		}
+		// It conflicted, then was gone: deleted in between. Again.
+	}
 }
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
@@ -207,4 +201,79 @@ func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit
 		return nil, s.readErr("list operations", err)
 	}
 	return out, nil
+}
+
+// beginArgs are the INSERT's arguments for op.
+func (s *Store) beginArgs(op *types.Operation) []any {
+	owner := op.Owner
+	if owner == "" {
+		owner = s.opts.Owner
+	}
+	created := op.CreatedAt
+	if created.IsZero() {
+		created = s.opts.Clock.Now()
+	}
+	updated := op.UpdatedAt
+	if updated.IsZero() {
+		updated = created
+	}
+	return []any{op.Key, op.ArgsHash, jsonArg(op.Args), op.RunID, op.Tool, owner,
+		nanos(op.LeaseUntil), nanos(created), nanos(updated)}
+}
+
+var _ store.Admitter = (*Store)(nil)
+
+// admitAndBeginSQL admits the step and, only if it was admitted, inserts
+// the operation, in one statement (one round trip, one commit). It answers
+// the step (NULL when not admitted), whether the run exists and whether the
+// operation was inserted.
+const admitAndBeginSQL = `WITH admitted AS (
+    UPDATE runs SET step = step + 1, updated_at = $10
+    WHERE id = $11 AND (max_steps <= 0 OR step < max_steps)
+    RETURNING step
+), inserted AS (
+    INSERT INTO operations (` + operationColumns + `)
+    SELECT $1, $2, $3::json, $4, $5, 'started', NULL, $6, $7::bigint, $8::bigint, $9::bigint, 0
+    WHERE EXISTS (SELECT 1 FROM admitted)
+    ON CONFLICT ("key") DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT step FROM admitted), EXISTS (SELECT 1 FROM runs WHERE id = $11), EXISTS (SELECT 1 FROM inserted)`
+
+// AdmitAndBegin takes the run's next step and begins the operation in one
+// statement, one round trip and one commit (store.Admitter). With the step
+// budget spent nothing is begun. When the key exists, its record is read
+// by a second statement, which sees it committed.
+func (s *Store) AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (int64, *types.Operation, bool, error) {
+	now := nanos(s.opts.Clock.Now())
+	args := append(s.beginArgs(op), now, runID)
+	var step int64
+	var existing *types.Operation
+	err := s.write(ctx, fmt.Sprintf("admit and begin %q on run %q", op.Key, runID), func(ctx context.Context, conn *pgxpool.Conn) error {
+		existing = nil
+		var admitted *int64
+		var exists, inserted bool
+		if err := conn.QueryRow(ctx, admitAndBeginSQL, args...).Scan(&admitted, &exists, &inserted); err != nil {
+			return err
+		}
+		switch {
+		case admitted == nil && !exists:
+			return store.ErrNotFound
+		case admitted == nil:
+			return store.ErrStepBudget
+		}
+		step = *admitted
+		if inserted {
+			return nil
+		}
+		// The key exists (or existed a moment ago): read it, or begin
+		// afresh if it was deleted in between; the step is ours already.
+		var err error
+		existing, err = beginOnConn(ctx, conn, args[:9], op.Key)
+		return err
+	})
+	if err != nil {
+		return 0, nil, false, err
+	}
+	return step, existing, existing == nil, nil
 }
