@@ -91,7 +91,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		d := retry.Decide(retry.Input{
 			Policy: policy, Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && key != "",
-			Failure:  retry.Failure{Transient: fail.Transient, Delivered: fail.Delivered, Status: fail.Status, RetryAfter: fail.RetryAfter},
+			Failure:  fail.RetryFailure(),
 			Attempts: out.attempts, Remaining: remaining, AttemptTimeout: attemptTimeout, Rand: p.rand.Float64(),
 		})
 		if !d.Retry {

@@ -43,7 +43,6 @@ type flight struct {
 	traceID    trace.TraceID
 	expectKey  string // Reconcile: the operation this call may only settle
 	approvalID string
-	note       string
 }
 
 // Call runs one tool call through the seven stages and returns its result.

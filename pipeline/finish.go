@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/internal/expr"
@@ -41,32 +42,29 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		m.CompletedAt, facts.CompletedAt = &at, at
 	}
 	envelope.Settle(res, effect, f.delivered)
-	if m.Replayed && res.OK {
-		m.SideEffect = types.SideEffectCommitted
-	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
 
+	// The state update is computed here against the state the call read,
+	// so the observation can say if it failed; commit reuses it unless
+	// another call of the run committed first.
 	var patchFor func(map[string]any) (json.RawMessage, error)
+	var patch json.RawMessage
 	if res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
-		patchFor = func(st map[string]any) (json.RawMessage, error) {
-			vars := *f.checked.Vars
-			vars.State = st
-			d, err := expr.Decode(res.Data)
-			if err != nil {
-				return nil, err
+		data, err := expr.Decode(res.Data)
+		if err == nil {
+			patchFor = func(st map[string]any) (json.RawMessage, error) {
+				vars := *f.checked.Vars
+				vars.State, vars.Result = st, data
+				p, err := state.Patch(f.checked.Tool.StateExprs, &vars)
+				if err != nil {
+					return nil, err
+				}
+				return expr.Canonical(p), nil
 			}
-			vars.Result = d
-			patch, err := state.Patch(f.checked.Tool.StateExprs, &vars)
-			if err != nil {
-				return nil, err
-			}
-			return expr.Canonical(patch), nil
+			patch, err = patchFor(f.state)
 		}
-	}
-	// A dry run of the state update, so the observation can say if it failed.
-	if patchFor != nil {
-		if _, err := patchFor(f.state); err != nil {
+		if err != nil {
 			facts.Note = "The run's state was not updated: " + err.Error() + "."
 			patchFor = nil
 		}
@@ -74,7 +72,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	observe.Annotate(res, facts)
 
 	envelopeForOp := res
-	if err := p.commit(ctx, f, res, patchFor); err != nil {
+	if err := p.commit(ctx, f, res, finished, patch, patchFor); err != nil {
 		p.log.Error("commit failed", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
 		failed := envelope.Fail(types.CodeInternalError, "toolgate could not record the outcome of this call.", *m)
 		failed.Meta.Next = types.NextEscalate
@@ -99,16 +97,16 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 // commit writes the call's records in one transaction, re-reading the run
 // and re-applying the (pure) state update when another call of the same run
 // committed first.
-func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, patchFor func(map[string]any) (json.RawMessage, error)) error {
+//
+// patch is the update computed against f.state; patchFor computes it again
+// against a newer state (nil when the call updates no state).
+func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, finished time.Time, patch json.RawMessage, patchFor func(map[string]any) (json.RawMessage, error)) error {
 	run := f.run
-	st := f.state
 	for {
-		var patch, newState json.RawMessage
+		var newState json.RawMessage
 		if patchFor != nil {
 			var err error
-			if patch, err = patchFor(st); err != nil {
-				patch = nil
-			} else if newState, err = state.ApplyRaw(run.State, patch); err != nil {
+			if newState, err = state.ApplyRaw(run.State, patch); err != nil {
 				return err
 			}
 		}
@@ -118,7 +116,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, pat
 		}
 		row, err := monitor.Row(&monitor.Facts{
 			Call: f.call, Result: res, Dependency: res.Meta.Dependency, ArgsHash: argsHash,
-			Retries: f.retries, Started: f.started, Finished: p.clock.Now(), StatePatch: patch,
+			Retries: f.retries, Started: f.started, Finished: finished, StatePatch: patch,
 		})
 		if err != nil {
 			return err
@@ -140,8 +138,17 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, pat
 			if run, err = p.store.GetRun(ctx, run.ID); err != nil {
 				return err
 			}
-			if st, err = state.Decode(run.State); err != nil {
-				return err
+			if patchFor != nil {
+				st, err := state.Decode(run.State)
+				if err != nil {
+					return err
+				}
+				if patch, err = patchFor(st); err != nil {
+					// The update no longer applies to the newer state: the
+					// row is recorded without it, and the log shows no patch.
+					p.log.Warn("state update failed after a concurrent commit", "run", run.ID, "tool", f.call.Tool, "err", err)
+					patch, patchFor = nil, nil
+				}
 			}
 			continue
 		}

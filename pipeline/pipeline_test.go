@@ -486,3 +486,33 @@ func TestDuplicateInFlight(t *testing.T) {
 		t.Fatalf("third: %s replayed=%v runs=%d", third.Code(), third.Meta.Replayed, runs.Load())
 	}
 }
+
+// Concurrent calls of one run that each update its state: every commit that
+// lost the race re-applies its update to the newer state, so none is lost
+// and none is counted twice.
+func TestConcurrentStateUpdatesOfOneRun(t *testing.T) {
+	b := setup(t, setupOpts{})
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := b.call("issue_refund", refundArgs(100+i)); !res.OK {
+				t.Errorf("refund %d: %s", i, res.Observation)
+			}
+		}()
+	}
+	wg.Wait()
+	want := 0
+	for i := range n {
+		want += 100 + i
+	}
+	run, _ := b.gw.GetRun(context.Background(), b.run.ID)
+	if !strings.Contains(string(run.State), fmt.Sprintf(`"refunded_paise":%d`, want)) {
+		t.Fatalf("state %s, want refunded_paise %d", run.State, want)
+	}
+	if rep, err := b.gw.Replay(context.Background(), b.run.ID); err != nil || !rep.Matches {
+		t.Fatalf("replay: %+v %v", rep, err)
+	}
+}
