@@ -27,7 +27,7 @@ type Facts struct {
 // row, so that the run's history shows exactly what the model was told.
 func Row(f *Facts) (*types.Execution, error) {
 	res := f.Result
-	envelope, err := json.Marshal(res)
+	envelope, err := res.AppendJSON(make([]byte, 0, 384+len(res.Data)+len(res.Observation)), true)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ package observe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,15 +121,30 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 	case f.Verified:
 		fmt.Fprintf(b, "%s did not give a clear answer, but a check with %s found that %s did happen; nothing was sent twice.", orTool(f.Dependency, m.Tool), f.VerifyWith, m.Tool)
 	default:
-		fmt.Fprintf(b, "%s succeeded", m.Tool)
+		// The common case, written without fmt: it runs on every call.
+		b.Grow(len(m.Tool) + len(f.Dependency) + len(res.Data) + 64)
+		b.WriteString(m.Tool)
+		b.WriteString(" succeeded")
 		if f.Dependency != "" {
-			fmt.Fprintf(b, " on %s", f.Dependency)
+			b.WriteString(" on ")
+			b.WriteString(f.Dependency)
 		}
-		fmt.Fprintf(b, " (%s, %d ms).", plural(m.Attempts, "attempt"), m.ElapsedMS)
+		b.WriteString(" (")
+		writePlural(b, m.Attempts, "attempt")
+		b.WriteString(", ")
+		b.WriteString(strconv.FormatInt(m.ElapsedMS, 10))
+		b.WriteString(" ms).")
 	}
-	text, omitted := Render(res.Data, f.MaxBytes-b.Len()-200)
+	max := f.MaxBytes - b.Len() - 200
 	b.WriteString(" Result: ")
-	b.WriteString(text)
+	var omitted *types.Omitted
+	if len(res.Data) <= max && compact(res.Data) {
+		b.Write(res.Data)
+	} else {
+		var text string
+		text, omitted = Render(res.Data, max)
+		b.WriteString(text)
+	}
 	if omitted != nil {
 		m.Omitted = omitted
 		if omitted.Total > 0 {
@@ -203,10 +219,19 @@ func orTool(s, fallback string) string {
 }
 
 func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
+	var b strings.Builder
+	writePlural(&b, n, word)
+	return b.String()
+}
+
+// writePlural writes "1 attempt" or "3 attempts".
+func writePlural(b *strings.Builder, n int, word string) {
+	b.WriteString(strconv.Itoa(n))
+	b.WriteByte(' ')
+	b.WriteString(word)
+	if n != 1 {
+		b.WriteByte('s')
 	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func seconds(d time.Duration) string {

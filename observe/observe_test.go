@@ -146,3 +146,32 @@ func TestTruncation(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactFastPath checks that the success path's shortcut (writing data
+// as it is when it has no whitespace outside strings) gives what Render
+// gives, and that it is taken only for such data.
+func TestCompactFastPath(t *testing.T) {
+	for _, tc := range []struct {
+		data    string
+		compact bool
+	}{
+		{`{"ok":1}`, true},
+		{`{"a":"x y\tz"}`, true},
+		{`{"a":"quote \" then space"}`, true},
+		{`["<b>&amp;</b>","é"]`, true},
+		{`{"a": 1}`, false},
+		{"{\"a\":1}\n", false},
+		{`{"a":"\\"} `, false},
+		{`{"broken":`, true},
+		{``, false},
+	} {
+		if got := compact([]byte(tc.data)); got != tc.compact {
+			t.Errorf("compact(%q) = %v, want %v", tc.data, got, tc.compact)
+		}
+		if tc.compact {
+			if text, om := Render([]byte(tc.data), 4096); text != tc.data || om != nil {
+				t.Errorf("Render(%q) = %q, %v; the fast path writes the data as it is", tc.data, text, om)
+			}
+		}
+	}
+}

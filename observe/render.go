@@ -35,6 +35,27 @@ func Render(data json.RawMessage, max int) (string, *types.Omitted) {
 	return buf.String()[:cut] + "…", &types.Omitted{ShownBytes: cut, TotalBytes: buf.Len()}
 }
 
+// compact reports whether data has no whitespace outside its strings, so
+// that json.Compact would leave it as it is (an invalid value too: Render
+// then shows it raw). It allocates nothing: it runs on every success.
+func compact(data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
 func shortenList(compact []byte, max int) (string, *types.Omitted, bool) {
 	var list []json.RawMessage
 	if json.Unmarshal(compact, &list) == nil {

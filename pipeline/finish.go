@@ -89,8 +89,9 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	if f.key != "" && f.opUpdate != nil {
 		p.waiters.notify(f.key)
 	}
-	p.log.LogAttrs(ctx, levelFor(envelopeForOp), "call",
-		slogAttrs(envelopeForOp)...)
+	if level := levelFor(envelopeForOp); p.log.Enabled(ctx, level) {
+		p.log.LogAttrs(ctx, level, "call", slogAttrs(envelopeForOp)...)
+	}
 	return envelopeForOp
 }
 

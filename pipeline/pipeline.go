@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
@@ -87,7 +88,8 @@ type Pipeline struct {
 	log       *slog.Logger
 	sinks     []Sink
 	margin    time.Duration
-	tracer    trace.Tracer
+	tracer    trace.Tracer // nil: follow the global provider
+	noTrace   bool         // tracer is a no-op: make no spans
 	validator *validate.Validator
 	breakers  *breaker.Set
 	budgets   *retry.Budgets
@@ -133,8 +135,8 @@ func New(cfg *Config) (*Pipeline, error) {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	if p.tracer == nil {
-		p.tracer = defaultTracer()
+	if _, ok := p.tracer.(noop.Tracer); ok {
+		p.noTrace = true
 	}
 	if p.margin == 0 {
 		p.margin = 30 * time.Second

@@ -46,8 +46,22 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 		e.runID, e.tool = clip(call.RunID), clip(call.Tool)
 		return e
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeResult(w, res)
 	return nil
+}
+
+// writeResult answers a call's envelope with 200, encoded as writeJSON
+// would encode it, without reflection (types.Result.AppendJSON).
+func writeResult(w http.ResponseWriter, res *types.Result) {
+	buf, err := res.AppendJSON(make([]byte, 0, 512+len(res.Data)+len(res.Observation)), false)
+	if err != nil {
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(buf, '\n'))
 }
 
 // decodeCall reads the body of a call:
