@@ -5,6 +5,7 @@ package monitor
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/toolgate/toolgate/types"
@@ -26,10 +27,18 @@ type Facts struct {
 // Row builds the execution row of a call. The whole envelope is kept in the
 // row, so that the run's history shows exactly what the model was told.
 func Row(f *Facts) (*types.Execution, error) {
+	row, _, err := RowStepAt(f)
+	return row, err
+}
+
+// RowStepAt is Row that also says where, in the row's Result, the digits of
+// meta.step are, for a row whose step the store numbers when it commits it
+// (store.Commit.TakeStep): see WithStep.
+func RowStepAt(f *Facts) (*types.Execution, int, error) {
 	res := f.Result
-	envelope, err := res.AppendJSON(make([]byte, 0, 384+len(res.Data)+len(res.Observation)), true)
+	envelope, stepAt, err := res.AppendJSONStepAt(make([]byte, 0, 384+len(res.Data)+len(res.Observation)), true)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	args := f.Call.Args
 	if !json.Valid(args) {
@@ -59,5 +68,14 @@ func Row(f *Facts) (*types.Execution, error) {
 		StatePatch:   f.StatePatch,
 		Result:       envelope,
 		TraceID:      f.TraceID,
-	}, nil
+	}, stepAt, nil
+}
+
+// WithStep returns a copy of a row's result encoded at step 0 (by
+// RowStepAt, whose stepAt it takes) with the step set to step instead.
+func WithStep(result json.RawMessage, stepAt int, step int64) json.RawMessage {
+	out := make([]byte, 0, len(result)+19)
+	out = append(out, result[:stepAt]...)
+	out = strconv.AppendInt(out, step, 10)
+	return append(out, result[stepAt+1:]...)
 }

@@ -42,6 +42,7 @@ type flight struct {
 	ruleNext   types.Next
 	traceID    trace.TraceID
 	expectKey  string // Reconcile: the operation this call may only settle
+	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
 }
 
@@ -136,10 +137,14 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	}
 	// Admission: the call takes its step. A write that passed validation
 	// takes it in the same durable write that begins its operation, where
-	// the store can (store.Admitter).
+	// the store can (store.Admitter). A call that begins no operation (a
+	// read, a refusal) takes it in the commit of its row, its one write
+	// (store.Commit.TakeStep); a read that then finds the budget spent is
+	// answered step_budget_exhausted (its request changed nothing).
 	admitter, merged := p.store.(store.Admitter)
 	merged = merged && refusal == nil && f.spec.Effect == types.EffectWrite && (f.expectKey == "" || f.expectKey == f.key)
-	if !merged {
+	f.takeStep = !merged && f.expectKey == "" && (refusal != nil || f.spec.Effect != types.EffectWrite)
+	if !merged && !f.takeStep {
 		if step, err := p.store.AdmitStep(ctx, f.run.ID); err != nil {
 			return p.admissionFailed(f, err)
 		} else {

@@ -72,7 +72,15 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	observe.Annotate(res, facts)
 
 	envelopeForOp := res
-	if err := p.commit(ctx, f, res, finished, patch, patchFor); err != nil {
+	err := p.commit(ctx, f, res, finished, patch, patchFor)
+	if f.takeStep && errors.Is(err, store.ErrStepBudget) {
+		// The run's last step went to another call between this call's
+		// admission and its commit: it is answered (and recorded) as
+		// refused for the budget; a read's request changed nothing.
+		f.takeStep = false
+		return p.finish(ctx, f, p.exhausted(f))
+	}
+	if err != nil {
 		p.log.Error("commit failed", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
 		failed := envelope.Fail(types.CodeInternalError, "toolgate could not record the outcome of this call.", *m)
 		failed.Meta.Next = types.NextEscalate
@@ -115,7 +123,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		if f.checked != nil {
 			argsHash = f.checked.ArgsHash
 		}
-		row, err := monitor.Row(&monitor.Facts{
+		row, stepAt, err := monitor.RowStepAt(&monitor.Facts{
 			Call: f.call, Result: res, Dependency: res.Meta.Dependency, ArgsHash: argsHash,
 			Retries: f.retries, Started: f.started, Finished: finished, StatePatch: patch,
 		})
@@ -126,6 +134,10 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 			row.TraceID = f.traceID.String()
 		}
 		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
+		if f.takeStep {
+			encoded := row.Result
+			c.TakeStep = func(step int64) json.RawMessage { return monitor.WithStep(encoded, stepAt, step) }
+		}
 		if f.opUpdate != nil {
 			u := *f.opUpdate
 			u.At = row.FinishedAt
@@ -135,6 +147,9 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 			c.Operation = &u
 		}
 		err = p.store.Commit(ctx, c)
+		if err == nil && f.takeStep {
+			res.Meta.Step = row.Step
+		}
 		if errors.Is(err, store.ErrVersionConflict) {
 			if run, err = p.store.GetRun(ctx, run.ID); err != nil {
 				return err

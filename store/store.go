@@ -119,6 +119,16 @@ type Commit struct {
 	// with ErrVersionConflict unless the run is at ExpectVersion.
 	NewState      json.RawMessage
 	ExpectVersion int64
+	// TakeStep, when set, makes the commit take the run's next step, as
+	// AdmitStep would, for a call that took none when it was admitted (a
+	// read, a refusal: calls that begin no operation, so that their one
+	// write is this commit). The commit fails with ErrStepBudget, writing
+	// nothing, when the run's max_steps are all taken. Otherwise the row's
+	// Step is the step taken, and its Result is what TakeStep returns for
+	// it (the envelope carries its step). TakeStep runs inside the store's
+	// transaction: it must be quick, and may run more than once (the last
+	// call is the one committed).
+	TakeStep func(step int64) json.RawMessage
 }
 
 // OperationUpdate is the new status (and result) of a ledger record.

@@ -20,10 +20,24 @@ func (r *Result) AppendJSON(b []byte, escapeHTML bool) ([]byte, error) {
 	return e.result(b, r)
 }
 
-// jsonEncoder carries the one option of the encoding.
-type jsonEncoder struct{ html bool }
+// AppendJSONStepAt is AppendJSON that also returns the offset, in the
+// returned slice, of the first digit of meta.step: a store that numbers the
+// step when it commits the row can put the number there without encoding
+// the envelope again.
+func (r *Result) AppendJSONStepAt(b []byte, escapeHTML bool) ([]byte, int, error) {
+	e := jsonEncoder{html: escapeHTML, stepAt: -1}
+	b, err := e.result(b, r)
+	return b, e.stepAt, err
+}
 
-func (enc jsonEncoder) result(b []byte, r *Result) ([]byte, error) {
+// jsonEncoder carries the one option of the encoding, and where the step
+// went when asked (stepAt >= 0).
+type jsonEncoder struct {
+	html   bool
+	stepAt int
+}
+
+func (enc *jsonEncoder) result(b []byte, r *Result) ([]byte, error) {
 	b = append(b, `{"ok":`...)
 	b = strconv.AppendBool(b, r.OK)
 	b = append(b, `,"data":`...)
@@ -44,16 +58,17 @@ func (enc jsonEncoder) result(b []byte, r *Result) ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = append(b, `,"meta":`...)
-	b = enc.meta(b, &r.Meta)
+	b = enc.meta(b, &r.Meta, &enc.stepAt)
 	b = append(b, `,"observation":`...)
 	b = enc.str(b, r.Observation)
 	return append(b, '}'), nil
 }
 
-func (enc jsonEncoder) meta(b []byte, m *Meta) []byte {
+func (enc jsonEncoder) meta(b []byte, m *Meta, stepAt *int) []byte {
 	b = append(b, `{"run_id":`...)
 	b = enc.str(b, m.RunID)
 	b = append(b, `,"step":`...)
+	*stepAt = len(b)
 	b = strconv.AppendInt(b, m.Step, 10)
 	b = append(b, `,"tool":`...)
 	b = enc.str(b, m.Tool)

@@ -94,3 +94,23 @@ func encode(r *Result, html bool) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// TestAppendJSONStepAt: the offset points at meta.step's digits, so that
+// writing another number there gives the encoding of the result at that
+// step, even when the data holds a "step" of its own.
+func TestAppendJSONStepAt(t *testing.T) {
+	r := &Result{OK: true, Data: json.RawMessage(`{"meta":{"run_id":"x","step":0}}`), Meta: Meta{RunID: `r"1`, Step: 0}}
+	b, at, err := r.AppendJSONStepAt([]byte("pre"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[at] != '0' {
+		t.Fatalf("offset %d holds %q, want the step's 0", at, b[at])
+	}
+	spliced := append(append(append([]byte{}, b[len("pre"):at]...), "4711"...), b[at+1:]...)
+	r.Meta.Step = 4711
+	want, _ := json.Marshal(r)
+	if !bytes.Equal(spliced, want) {
+		t.Fatalf("\n got %s\nwant %s", spliced, want)
+	}
+}

@@ -46,8 +46,16 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 			return fmt.Errorf("memory: commit operation %q: %w", c.Operation.Key, store.ErrNotFound)
 		}
 	}
+	if c.TakeStep != nil && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+		return fmt.Errorf("memory: commit to run %q (max %d steps): %w", runID, run.MaxSteps, store.ErrStepBudget)
+	}
 
 	exec := c.Execution
+	if c.TakeStep != nil {
+		run.Step++
+		exec.Step = run.Step
+		exec.Result = c.TakeStep(run.Step)
+	}
 	size := 0
 	if setState {
 		size += len(c.NewState)

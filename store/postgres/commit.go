@@ -34,15 +34,50 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	if u := c.Operation; u != nil && u.Status != "" && !validStatus(u.Status) {
 		return fmt.Errorf("postgres: commit operation %q: invalid status %q", u.Key, u.Status)
 	}
-	query, args := commitStatement(c, nanos(s.opts.Clock.Now()))
+	now := nanos(s.opts.Clock.Now())
 	var id, version int64
-	err := s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
-		err := conn.QueryRow(ctx, query, args...).Scan(&id, &version)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return commitRefused(ctx, conn, c)
-		}
-		return err
-	})
+	var err error
+	if c.TakeStep == nil {
+		query, args := commitStatement(c, now)
+		err = s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
+			err := conn.QueryRow(ctx, query, args...).Scan(&id, &version)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return commitRefused(ctx, conn, c)
+			}
+			return err
+		})
+	} else {
+		// The row's result depends on the step: take it, then write the
+		// row, in one transaction (one WAL flush, as a plain commit).
+		err = s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = tx.Rollback(ctx) }()
+			var step *int64
+			var exists bool
+			if err := tx.QueryRow(ctx, admitStepSQL, now, e.RunID).Scan(&step, &exists); err != nil {
+				return err
+			}
+			switch {
+			case step == nil && !exists:
+				return store.ErrNotFound
+			case step == nil:
+				return store.ErrStepBudget
+			}
+			e.Step, e.Result = *step, c.TakeStep(*step)
+			query, args := commitStatement(c, now)
+			err = tx.QueryRow(ctx, query, args...).Scan(&id, &version)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return commitRefused(ctx, tx, c)
+			}
+			if err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -132,7 +167,9 @@ output_tokens, started_at, finished_at, version, state_patch, result, trace_id) 
 // commitRefused says why the commit statement wrote nothing, in the order
 // store/sqlite checks: the run is missing; the run is at another version
 // (with a state); the operation is missing. Nothing was written.
-func commitRefused(ctx context.Context, conn *pgxpool.Conn, c *store.Commit) error {
+func commitRefused(ctx context.Context, conn interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, c *store.Commit) error {
 	var key string
 	if c.Operation != nil {
 		key = c.Operation.Key

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,8 +13,11 @@ import (
 
 const (
 	commitStateSQL = `UPDATE runs SET version = version + 1, state = ?, updated_at = ?
-WHERE id = ? AND version = ? RETURNING version`
-	commitVersionSQL   = `UPDATE runs SET version = version + 1, updated_at = ? WHERE id = ? RETURNING version`
+WHERE id = ? AND version = ?`
+	commitVersionSQL   = `UPDATE runs SET version = version + 1, updated_at = ? WHERE id = ?`
+	runVersionSQL      = `SELECT version FROM runs WHERE id = ?`
+	commitStepSQL      = `UPDATE runs SET version = version + 1, step = step + 1, updated_at = ?
+WHERE id = ? AND (max_steps <= 0 OR step < max_steps) RETURNING version, step`
 	insertExecutionSQL = `INSERT INTO executions (run_id, step, call_id, tool, dependency, args_hash, args,
 operation_key, code, ok, side_effect, replayed, verified, attempts, retries, latency_ms, input_tokens,
 output_tokens, started_at, finished_at, version, state_patch, result, trace_id)
@@ -68,9 +72,10 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 		e.OperationKey, string(e.Code), e.OK, string(e.SideEffect), e.Replayed, e.Verified, e.Attempts, e.Retries,
 		e.LatencyMS, e.InputTokens, e.OutputTokens, nanos(e.StartedAt), nanos(e.FinishedAt), nil,
 		jsonText(e.StatePatch), jsonText(e.Result), e.TraceID}
-	const execVersionArg = 20
+	const execStepArg, execVersionArg, execResultArg = 1, 20, 22
 
-	var id, version int64
+	var id, version, step int64
+	var result json.RawMessage
 	// The row of a call that settled no operation and changed no state (a
 	// read, a refusal) records no effect: see writer.doLight.
 	submit := s.w.do
@@ -78,12 +83,29 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 		submit = s.w.doLight
 	}
 	err := submit(ctx, func(ctx context.Context, tx *writeTx) error {
-		err := tx.queryRow(ctx, runQuery, runArgs, &version)
-		if errors.Is(err, sql.ErrNoRows) {
-			return commitRunMissing(ctx, tx, e.RunID, setState)
+		if c.TakeStep != nil {
+			// The call's step, taken here (see store.Commit.TakeStep):
+			// with the version in one statement when no state is set.
+			var err error
+			if setState {
+				step, err = admitIn(ctx, tx, e.RunID, updatedAt)
+			} else {
+				err = tx.queryRow(ctx, commitStepSQL, runArgs, &version, &step)
+				if errors.Is(err, sql.ErrNoRows) {
+					_, err = admitIn(ctx, tx, e.RunID, updatedAt)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			result = c.TakeStep(step)
+			execArgs[execStepArg], execArgs[execResultArg] = step, jsonText(result)
 		}
-		if err != nil {
-			return err
+		if c.TakeStep == nil || setState {
+			var err error
+			if version, err = bumpVersion(ctx, tx, runQuery, runArgs, e.RunID, setState, c.ExpectVersion); err != nil {
+				return err
+			}
 		}
 		if opArgs != nil {
 			n, err := tx.affected(ctx, opQuery, opArgs...)
@@ -106,7 +128,32 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 		return fmt.Errorf("sqlite: commit to run %q: %w", e.RunID, err)
 	}
 	e.ID, e.Version = id, version
+	if c.TakeStep != nil {
+		e.Step, e.Result = step, result
+	}
 	return nil
+}
+
+// bumpVersion runs the run's UPDATE (query, args) and returns its new
+// version: ExpectVersion + 1 when the UPDATE was conditional on it (with a
+// state), else read back. UPDATE ... RETURNING would be one statement, but
+// SQLite keeps the rows it returns in a temporary table made for each
+// execution, which costs three times a plain UPDATE: more than the
+// SELECT.
+func bumpVersion(ctx context.Context, tx *writeTx, query string, args []any, runID string, setState bool, expect int64) (int64, error) {
+	n, err := tx.affected(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, commitRunMissing(ctx, tx, runID, setState)
+	}
+	if setState {
+		return expect + 1, nil
+	}
+	var version int64
+	err = tx.queryRow(ctx, runVersionSQL, []any{runID}, &version)
+	return version, err
 }
 
 // commitRunMissing says why the run's UPDATE found no row: the run does

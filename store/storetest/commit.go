@@ -25,6 +25,7 @@ var commitCases = []testCase{
 	{"ConcurrentOptimistic", testCommitConcurrentOptimistic},
 	{"CopiesIn", testCommitCopiesIn},
 	{"RequiresExecution", testCommitRequiresExecution},
+	{"TakeStep", testCommitTakeStep},
 }
 
 // newExecution returns an execution row of runID with every field set.
@@ -391,5 +392,64 @@ func testCommitDeletesOperation(t *testing.T, s store.Store) {
 	}
 	if rows := listRun(t, s, "run-1"); len(rows) != 1 {
 		t.Errorf("%d execution rows, want 1", len(rows))
+	}
+}
+
+// testCommitTakeStep: a commit with TakeStep takes the run's next step
+// after the steps AdmitStep took, gives the row that step and TakeStep's
+// result, and, once max_steps are taken, fails with ErrStepBudget and
+// writes nothing.
+func testCommitTakeStep(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	run := newRun("run-1")
+	run.MaxSteps = 3
+	if err := s.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if step, err := s.AdmitStep(ctx, "run-1"); err != nil || step != 1 {
+		t.Fatalf("AdmitStep = %d, %v; want 1", step, err)
+	}
+	take := func(calls *[]int64) func(int64) json.RawMessage {
+		return func(step int64) json.RawMessage {
+			*calls = append(*calls, step)
+			return json.RawMessage(`{"ok":true,"meta":{"step":` + strconv.FormatInt(step, 10) + `}}`)
+		}
+	}
+	var calls []int64
+	e := newExecution("run-1", "get_order", at(time.Second))
+	e.Step, e.OperationKey = 0, ""
+	commit(t, s, &store.Commit{Execution: e, TakeStep: take(&calls)})
+	if len(calls) == 0 || calls[len(calls)-1] != 2 || e.Step != 2 {
+		t.Fatalf("TakeStep called with %v, row step %d; want the last call with 2, step 2", calls, e.Step)
+	}
+	if step, err := s.AdmitStep(ctx, "run-1"); err != nil || step != 3 {
+		t.Fatalf("AdmitStep after the commit = %d, %v; want 3", step, err)
+	}
+	rows := listRun(t, s, "run-1")
+	if len(rows) != 1 || rows[0].Step != 2 || !sameJSON(rows[0].Result, json.RawMessage(`{"ok":true,"meta":{"step":2}}`)) {
+		t.Fatalf("rows %+v; want one row at step 2 with the result TakeStep gave", rows)
+	}
+	before, err := s.GetRun(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The budget is spent: nothing is written.
+	e = newExecution("run-1", "get_order", at(2*time.Second))
+	e.OperationKey = ""
+	err = s.Commit(ctx, &store.Commit{Execution: e, TakeStep: take(&calls)})
+	if !errors.Is(err, store.ErrStepBudget) {
+		t.Fatalf("Commit with TakeStep beyond max_steps = %v, want ErrStepBudget", err)
+	}
+	after, err := s.GetRun(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Step != before.Step || after.Version != before.Version || len(listRun(t, s, "run-1")) != 1 {
+		t.Fatalf("a refused commit changed the run (step %d -> %d, version %d -> %d) or wrote a row",
+			before.Step, after.Step, before.Version, after.Version)
+	}
+	if err := s.Commit(ctx, &store.Commit{Execution: newExecution("no-such-run", "t", at(0)), TakeStep: take(&calls)}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Commit with TakeStep to an unknown run = %v, want ErrNotFound", err)
 	}
 }
