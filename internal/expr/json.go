@@ -18,6 +18,14 @@ import (
 // Objects become map[string]any and arrays []any. Trailing data after the
 // value is an error.
 func Decode(raw json.RawMessage) (any, error) {
+	if v, ok := fastDecode(raw); ok {
+		return v, nil
+	}
+	return decodeStd(raw)
+}
+
+// decodeStd is Decode by encoding/json, which also words the errors.
+func decodeStd(raw json.RawMessage) (any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("no JSON value (empty input)")
 	}
@@ -41,7 +49,14 @@ func Decode(raw json.RawMessage) (any, error) {
 // disagree on which copy wins, so {"amount": 5, "amount": 900000} could be
 // judged as one value and executed as the other.
 func DecodeObject(raw json.RawMessage) (map[string]any, error) {
-	v, err := Decode(raw)
+	if v, ok := fastDecode(raw); ok {
+		// The fast decoder refuses repeated keys itself.
+		if obj, ok := v.(map[string]any); ok {
+			return obj, nil
+		}
+		return nil, fmt.Errorf("want a JSON object, got %s", describeKind(v))
+	}
+	v, err := decodeStd(raw)
 	if err != nil {
 		return nil, err
 	}
