@@ -291,6 +291,9 @@ func (c *Compiled) checkSchema(args map[string]any) *Refusal {
 			Field: fieldPath(args, loc),
 		}
 	}
+	if c.args.fast != nil && c.args.fast.valid(args) {
+		return nil
+	}
 	err := c.args.schema.Validate(any(args))
 	if err == nil {
 		return nil

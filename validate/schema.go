@@ -23,6 +23,9 @@ var printer = message.NewPrinter(language.English)
 // from the top level of its compiled input schema.
 type argSchema struct {
 	schema *jsonschema.Schema
+	// fast proves common arguments valid without schema; nil when the
+	// schema is not flat.
+	fast *fastSchema
 	// required lists the required arguments in schema order.
 	required []string
 	// props are the declared properties, sorted.
@@ -74,7 +77,7 @@ func compileSchema(tool string, raw map[string]any) (*argSchema, []*Problem) {
 	if err != nil {
 		return nil, []*Problem{{tool, "input_schema", schemaErrorText(err)}}
 	}
-	as := &argSchema{schema: sch, required: sch.Required}
+	as := &argSchema{schema: sch, required: sch.Required, fast: compileFast(sch)}
 	var problems []*Problem
 	if sch.Types != nil && !sch.Types.IsEmpty() && !slices.Contains(sch.Types.ToStrings(), "object") {
 		problems = append(problems, &Problem{tool, "input_schema.type",
