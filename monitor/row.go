@@ -22,6 +22,9 @@ type Facts struct {
 	Finished   time.Time
 	StatePatch json.RawMessage
 	TraceID    string
+	// ArgsValid says Call.Args are known to be valid JSON (validation
+	// decoded them), saving the check.
+	ArgsValid bool
 }
 
 // Row builds the execution row of a call. The whole envelope is kept in the
@@ -41,7 +44,7 @@ func RowStepAt(f *Facts) (*types.Execution, int, error) {
 		return nil, 0, err
 	}
 	args := f.Call.Args
-	if !json.Valid(args) {
+	if !f.ArgsValid && !json.Valid(args) {
 		args, _ = json.Marshal(string(args))
 	}
 	return &types.Execution{

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,6 +127,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		row, stepAt, err := monitor.RowStepAt(&monitor.Facts{
 			Call: f.call, Result: res, Dependency: res.Meta.Dependency, ArgsHash: argsHash,
 			Retries: f.retries, Started: f.started, Finished: finished, StatePatch: patch,
+			ArgsValid: f.checked != nil && len(bytes.TrimSpace(f.call.Args)) > 0,
 		})
 		if err != nil {
 			return err
