@@ -36,6 +36,8 @@ type aggregate struct {
 	outputTokens int64
 	codes        map[types.Code]int64
 	latency      *sketch // milliseconds; nil when rows are kept instead
+
+	names []string // interned dependency and code names (mergeEncoded)
 }
 
 func newAggregate() *aggregate {
@@ -92,6 +94,7 @@ func (a *aggregate) clone() *aggregate {
 	c := *a
 	c.codes = maps.Clone(a.codes)
 	c.latency = a.latency.clone()
+	c.names = nil
 	return &c
 }
 
@@ -144,7 +147,8 @@ func decodeAggregate(data []byte) (*aggregate, error) {
 
 // mergeEncoded adds an encoded bucket to a without building a sketch for
 // it: the encoded bins are added into a's sketch directly. On an error a is
-// unchanged.
+// unchanged. It allocates nothing once a has seen the bucket's codes and
+// dependency: names are compared as bytes and interned in a.names.
 func (a *aggregate) mergeEncoded(data []byte) error {
 	r := reader{b: data}
 	if v := r.byte(); v != encodingVersion {
@@ -153,31 +157,53 @@ func (a *aggregate) mergeEncoded(data []byte) error {
 		}
 		return fmt.Errorf("stats: bucket encoding version %d is not known (this toolgate reads %d)", v, encodingVersion)
 	}
-	var o aggregate
-	o.calls, o.errors, o.retried, o.retries, o.attempts = r.uint(), r.uint(), r.uint(), r.uint(), r.uint()
-	o.inputTokens, o.outputTokens = r.int(), r.int()
-	o.dependency = r.string()
+	calls, errs, retried, retries, attempts := r.uint(), r.uint(), r.uint(), r.uint(), r.uint()
+	inputTokens, outputTokens := r.int(), r.int()
+	dependency := r.bytes()
 	n := r.uint()
 	if r.err == nil && n > int64(len(r.b)) {
 		return errCorrupt
 	}
-	o.codes = make(map[types.Code]int64, n)
+	codes := r.b // checked here, added below
 	for i := int64(0); i < n && r.err == nil; i++ {
-		c := r.string()
-		o.codes[types.Code(c)] += r.uint()
+		r.bytes()
+		r.uint()
 	}
 	if r.err != nil {
 		return r.err
 	}
-	a.latency.mergeEncoded(&r)
-	if r.err == nil && len(r.b) != 0 {
-		r.fail() // bytes after the sketch
-	}
-	if r.err != nil {
+	codes = codes[:len(codes)-len(r.b)]
+	if a.latency.mergeEncoded(&r); r.err != nil {
 		return r.err
 	}
-	a.addCounters(&o)
+	if len(dependency) != 0 && string(dependency) != a.dependency {
+		a.dependency = a.intern(dependency)
+	}
+	a.calls += calls
+	a.errors += errs
+	a.retried += retried
+	a.retries += retries
+	a.attempts += attempts
+	a.inputTokens += inputTokens
+	a.outputTokens += outputTokens
+	for r = (reader{b: codes}); len(r.b) != 0; {
+		c := r.bytes()
+		a.codes[types.Code(a.intern(c))] += r.uint()
+	}
 	return nil
+}
+
+// intern returns b as a string, the same string for the same bytes, so that
+// merging many buckets allocates each name once.
+func (a *aggregate) intern(b []byte) string {
+	for _, s := range a.names {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	a.names = append(a.names, s)
+	return s
 }
 
 // reader decodes the bucket encoding; the first error sticks.
@@ -229,16 +255,17 @@ func (r *reader) int() int64 {
 	return v
 }
 
-func (r *reader) string() string {
+// bytes reads a string; the result is part of the input.
+func (r *reader) bytes() []byte {
 	n := r.uint()
 	if r.err != nil {
-		return ""
+		return nil
 	}
 	if n > int64(len(r.b)) {
 		r.err = errCorrupt
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	s := r.b[:n:n]
 	r.b = r.b[n:]
 	return s
 }

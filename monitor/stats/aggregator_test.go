@@ -217,6 +217,66 @@ func FuzzDecodeAggregate(f *testing.F) {
 	})
 }
 
+// TestMergeEncodedIsAllOrNothing merges damaged copies of a bucket into an
+// accumulator whose bins already cover it (mergeEncoded's fast path, which
+// adds bins as it decodes them) and into an empty one (the general path): a
+// copy that does not decode leaves the accumulator as it was; one that
+// decodes adds exactly what decodeAggregate reads from it.
+func TestMergeEncodedIsAllOrNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	bucket := func(n int) *aggregate {
+		a := newAggregate()
+		for k := range n {
+			x := row("issue_refund", t0, wideLatency(r))
+			if k%5 == 0 {
+				x = failed("issue_refund", t0, wideLatency(r), types.CodeUpstreamError)
+			}
+			a.add(x)
+		}
+		return a
+	}
+	wide := bucket(5000)
+	data := bucket(300).encode(nil)
+	zeros := newAggregate()
+	zeros.add(row("issue_refund", t0, 0))
+	for _, d := range [][]byte{append(bytes.Clone(data), 0), append(zeros.encode(nil), 0)} {
+		acc := wide.clone()
+		if err := acc.mergeEncoded(d); err == nil || !bytes.Equal(acc.encode(nil), wide.encode(nil)) || acc.latency.count != wide.latency.count {
+			t.Fatalf("a bucket with a byte after its sketch merged (%v) or changed the accumulator", err)
+		}
+	}
+	for trial := range 3000 {
+		d := bytes.Clone(data)
+		switch trial % 3 {
+		case 0:
+			d[r.IntN(len(d))] = byte(r.Uint32())
+		case 1:
+			d = d[:r.IntN(len(d))]
+		default:
+			d[r.IntN(len(d))] ^= 0x80 // a varint's continuation bit
+		}
+		for _, acc := range []*aggregate{wide.clone(), newAggregate()} {
+			before, count := acc.encode(nil), acc.latency.count
+			want := acc.clone()
+			err := acc.mergeEncoded(d)
+			if err != nil {
+				if !bytes.Equal(acc.encode(nil), before) || acc.latency.count != count {
+					t.Fatalf("trial %d: a bucket that does not decode (%v) changed the accumulator", trial, err)
+				}
+				continue
+			}
+			decoded, err := decodeAggregate(d)
+			if err != nil {
+				t.Fatalf("trial %d: merges but does not decode: %v", trial, err)
+			}
+			want.merge(decoded)
+			if !bytes.Equal(acc.encode(nil), want.encode(nil)) || acc.latency.count != want.latency.count {
+				t.Fatalf("trial %d: merging the encoding differs from merging its decoding", trial)
+			}
+		}
+	}
+}
+
 // TestBucketMemoryIsBounded records a million latencies spread from 0.1 ms
 // to a minute in one bucket: the sketch stays within its bin cap.
 func TestBucketMemoryIsBounded(t *testing.T) {

@@ -97,23 +97,22 @@ type timedAggregate struct {
 // recentBuckets returns, per tool, the buckets since from merged across
 // replicas, oldest first.
 func (a *Aggregator) recentBuckets(ctx context.Context, from time.Time) (map[string][]timedAggregate, error) {
-	srcs, err := a.sources(ctx, a.bucketStart(from))
-	if err != nil {
-		return nil, err
-	}
 	type key struct {
 		tool  string
 		start int64
 	}
 	merged := map[key]*aggregate{}
-	for i := range srcs {
-		k := key{srcs[i].tool, srcs[i].start.UnixNano()}
+	err := a.sources(ctx, a.bucketStart(from), func(s *source) {
+		k := key{s.tool, s.start.UnixNano()}
 		acc := merged[k]
 		if acc == nil {
 			acc = newAggregate()
 			merged[k] = acc
 		}
-		a.mergeSource(acc, &srcs[i])
+		a.mergeSource(acc, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := map[string][]timedAggregate{}
 	for k, agg := range merged {

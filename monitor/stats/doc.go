@@ -39,8 +39,9 @@
 // contiguous bins, capped at MaxBins (2048), folding the lowest bins first,
 // with a compact uvarint encoding. sketches-go's stores keep float64 counts
 // and its encoding decodes each bin as a variable-length float; merging a
-// day of one-minute buckets that way took 8 to 30 ms, against about 3 ms
-// now, and the merge is most of a query.
+// day of one-minute buckets that way took 8 to 30 ms, against under 1 ms
+// now (the encoded bins are added straight into the query's accumulator),
+// so that reading the buckets from the store is most of a query.
 //
 // 2048 bins of 1% span a ratio of about 10^17, so the cap is never reached
 // by latencies between a microsecond and an hour: it only bounds memory

@@ -40,19 +40,18 @@ func (a *Aggregator) Query(ctx context.Context, window time.Duration) (*Report, 
 	}
 	now := a.cfg.Clock.Now()
 	since := now.Add(-window)
-	srcs, err := a.sources(ctx, a.bucketStart(since))
-	if err != nil {
-		return nil, err
-	}
 	tools := map[string]*aggregate{}
 	var total int64
-	for i := range srcs {
-		acc := tools[srcs[i].tool]
+	err := a.sources(ctx, a.bucketStart(since), func(s *source) {
+		acc := tools[s.tool]
 		if acc == nil {
 			acc = newAggregate()
-			tools[srcs[i].tool] = acc
+			tools[s.tool] = acc
 		}
-		total += a.mergeSource(acc, &srcs[i])
+		total += a.mergeSource(acc, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The buckets cover the window, so they count at least the calls
 	// whose rows the store holds: past the limit, skip reading rows.
@@ -172,26 +171,30 @@ type source struct {
 	agg   *aggregate
 }
 
-// sources returns the buckets that start at or after from: every replica's
-// stored buckets, except that this replica's in-memory buckets replace its
-// stored copies of the same tool and start.
-func (a *Aggregator) sources(ctx context.Context, from time.Time) ([]source, error) {
+// sources calls fn with each bucket that starts at or after from: every
+// replica's stored buckets, except that this replica's in-memory buckets
+// replace its stored copies of the same tool and start. fn must not keep
+// its argument.
+func (a *Aggregator) sources(ctx context.Context, from time.Time, fn func(s *source)) error {
 	stored, err := a.cfg.Store.LoadStats(ctx, from)
 	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
+		return fmt.Errorf("stats: %w", err)
 	}
 	mem := a.snapshot(from)
-	out := make([]source, 0, len(stored)+len(mem))
-	for _, b := range stored {
+	var s source
+	for i := range stored {
+		b := &stored[i]
 		if b.Replica == a.cfg.Replica && mem[bucketKey{b.Tool, b.Start.UnixNano()}] != nil {
 			continue
 		}
-		out = append(out, source{tool: b.Tool, start: b.Start.UTC(), data: b.Data})
+		s = source{tool: b.Tool, start: b.Start.UTC(), data: b.Data}
+		fn(&s)
 	}
 	for k, agg := range mem {
-		out = append(out, source{tool: k.tool, start: time.Unix(0, k.start).UTC(), agg: agg})
+		s = source{tool: k.tool, start: time.Unix(0, k.start).UTC(), agg: agg}
+		fn(&s)
 	}
-	return out, nil
+	return nil
 }
 
 // mergeSource adds a bucket to acc and returns the calls it held. A bucket

@@ -1,12 +1,17 @@
 package stats
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -240,6 +245,62 @@ func TestRatesCodesAndTokens(t *testing.T) {
 			}
 			if d := rep.Dependencies["notes_api"]; d.Calls != 1 || d.ErrorRate != 0 {
 				t.Errorf("notes_api: %+v", d)
+			}
+		})
+	}
+}
+
+// TestStoresLoadBucketsInOrder saves, shuffled, the buckets of several
+// tools and replicas (a tool whose buckets all end before the window
+// included) and checks that every store loads those of the window, each
+// once with its own data, ordered by start, tool and replica.
+func TestStoresLoadBucketsInOrder(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) {
+			st := newStore(t, kind, newClock())
+			r := rand.New(rand.NewPCG(9, 9))
+			var all []store.StatsBucket
+			for _, tool := range []string{"b_tool", UnknownTool, "a_tool", "c_tool", "old_tool"} {
+				for _, replica := range []string{"r2", "r1", "r3"} {
+					for m := range 40 {
+						if tool == "old_tool" && m >= 10 || r.IntN(4) == 0 {
+							continue // gaps: not every replica has every bucket
+						}
+						data := []byte(fmt.Sprintf("%s/%s/%d", tool, replica, m))
+						if m%7 == 0 {
+							data = bytes.Repeat(data, 100)
+						}
+						all = append(all, store.StatsBucket{Tool: tool, Replica: replica,
+							Start: t0.Add(time.Duration(m) * time.Minute), Width: time.Minute, Data: data})
+					}
+				}
+			}
+			r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+			if err := st.SaveStats(t.Context(), all); err != nil {
+				t.Fatal(err)
+			}
+			since := t0.Add(20 * time.Minute)
+			var want []store.StatsBucket
+			for _, b := range all {
+				if !b.Start.Before(since) {
+					want = append(want, b)
+				}
+			}
+			slices.SortFunc(want, func(x, y store.StatsBucket) int {
+				return cmp.Or(x.Start.Compare(y.Start), strings.Compare(x.Tool, y.Tool), strings.Compare(x.Replica, y.Replica))
+			})
+			got, err := st.LoadStats(t.Context(), since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d buckets loaded, want %d", len(got), len(want))
+			}
+			for i, g := range got {
+				w := want[i]
+				if !g.Start.Equal(w.Start) || g.Tool != w.Tool || g.Replica != w.Replica || !bytes.Equal(g.Data, w.Data) || g.Width != w.Width {
+					t.Fatalf("bucket %d: %s %s %s %.20q, want %s %s %s %.20q", i, g.Start, g.Tool, g.Replica, g.Data, w.Start, w.Tool, w.Replica, w.Data)
+				}
 			}
 		})
 	}

@@ -43,22 +43,21 @@ func (a *Aggregator) Series(ctx context.Context, tool string, window time.Durati
 	}
 	step := a.Step(window)
 	since := a.cfg.Clock.Now().Add(-window)
-	srcs, err := a.sources(ctx, a.bucketStart(since))
-	if err != nil {
-		return nil, err
-	}
 	steps := map[int64]*aggregate{}
-	for i := range srcs {
-		if srcs[i].tool != tool {
-			continue
+	err := a.sources(ctx, a.bucketStart(since), func(s *source) {
+		if s.tool != tool {
+			return
 		}
-		at := srcs[i].start.Truncate(step).UnixNano()
+		at := s.start.Truncate(step).UnixNano()
 		acc := steps[at]
 		if acc == nil {
 			acc = newAggregate()
 			steps[at] = acc
 		}
-		a.mergeSource(acc, &srcs[i])
+		a.mergeSource(acc, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	points := make([]Point, 0, len(steps))
 	for at, agg := range steps {

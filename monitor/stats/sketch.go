@@ -178,8 +178,16 @@ func (s *sketch) encode(b []byte) []byte {
 	return b
 }
 
-// mergeEncoded adds an encoded sketch to s; it reads r to the sketch's
-// end. On corrupt input r.err is set and s is left unchanged.
+// mergeEncoded adds an encoded sketch, the whole of r.b, to s and reads r
+// to its end. On corrupt input (bytes after the sketch included) r.err is
+// set and s is left unchanged.
+//
+// It is the inner loop of a query: a day of one-minute buckets is a few
+// hundred thousand bins. So it decodes from local slices (advancing r.b
+// itself, a write through a pointer, would cost a GC write barrier per
+// varint while a collection runs), and when s's bins already cover the
+// encoded ones, as they soon do in a query's accumulator, it adds each bin
+// as it decodes it (addEncodedBins) instead of collecting them first.
 func (s *sketch) mergeEncoded(r *reader) {
 	zero := r.uint()
 	n := r.uint()
@@ -188,50 +196,161 @@ func (s *sketch) mergeEncoded(r *reader) {
 		return
 	}
 	if n == 0 {
+		if len(r.b) != 0 {
+			r.fail()
+			return
+		}
 		s.zero += uint64(zero)
 		s.count += uint64(zero)
 		return
 	}
-	// Decode and check every bin first (into s.scratch), then add them.
-	pairs := s.scratch[:0]
-	i := r.int()
-	for k := int64(0); k < n; k++ {
-		if k > 0 {
-			d, w := binary.Uvarint(r.b)
-			if w <= 0 || d == 0 || d > MaxBins*1024 {
-				r.fail()
-				break
-			}
-			r.b = r.b[w:]
-			i += int64(d)
-		}
-		c, w := binary.Uvarint(r.b)
-		if w <= 0 || c > 1<<62 {
-			r.fail()
-			break
-		}
-		r.b = r.b[w:]
-		pairs = append(pairs, bin{int(i), c})
-	}
-	s.scratch = pairs[:0]
-	if r.err != nil || pairs[0].index < math.MinInt32 || i > math.MaxInt32 {
+	b := r.b
+	first, w := binary.Varint(b)
+	if w <= 0 || first < math.MinInt32 || first > math.MaxInt32 {
 		r.fail()
 		return
 	}
-	s.zero += uint64(zero)
-	s.count += uint64(zero)
-	s.addAt(pairs[0].index, 0) // make room for the whole range once
-	s.addAt(pairs[len(pairs)-1].index, 0)
-	if pairs[0].index < s.min { // the cap folded the lowest bins
+	b = b[w:]
+	if off := int(first) - s.min; len(s.bins) != 0 && off >= 0 && off < len(s.bins) {
+		bins := s.bins[off:]
+		k, pos, sum := addEncodedBins(bins, b, n)
+		if k == n && pos == len(b) {
+			s.zero += uint64(zero)
+			s.count += uint64(zero) + sum
+			r.b = b[pos:]
+			return
+		}
+		// A bin past s's or corrupt input: take back the bins added and
+		// go the general way, which tells the two apart.
+		subEncodedBins(bins, b, k)
+	}
+	s.mergeDecoded(r, uint64(zero), n, first, b)
+}
+
+// addEncodedBins adds the n encoded bins in b (after the first index, which
+// is bins[0]'s) to bins while they decode and fall in bins. It returns how
+// many it added, the position after them in b and the sum of their counts.
+func addEncodedBins(bins []uint64, b []byte, n int64) (added int64, pos int, sum uint64) {
+	c, pos := uvarintAt(b, 0)
+	if pos < 0 || c > 1<<62 {
+		return 0, 0, 0
+	}
+	bins[0] += c
+	sum = c
+	j, k := 0, int64(1)
+	for k < n {
+		// The common bin, one byte of index delta (not 0) and one of
+		// count, in a loop of its own: without calls, its variables stay
+		// in registers, and the compiler proves its indexes in bounds.
+		for ; k < n && pos >= 0 && pos < len(b)-1; k++ {
+			d, c := uint(b[pos]), uint64(b[pos+1])
+			if d-1 >= 0x7f || c >= 0x80 {
+				break
+			}
+			if uint(j)+d >= uint(len(bins)) {
+				return k, pos, sum
+			}
+			j += int(d)
+			bins[j] += c
+			sum += c
+			pos += 2
+		}
+		if k == n {
+			break
+		}
+		d, p := uvarintAt(b, pos)
+		if p < 0 || d == 0 || d >= uint64(len(bins)-j) {
+			break
+		}
+		if c, p = uvarintAt(b, p); p < 0 || c > 1<<62 {
+			break
+		}
+		j += int(d)
+		bins[j] += c
+		sum += c
+		pos = p
+		k++
+	}
+	return k, pos, sum
+}
+
+// subEncodedBins takes back the first k bins of b that addEncodedBins
+// added to bins.
+func subEncodedBins(bins []uint64, b []byte, k int64) {
+	j, pos := 0, 0
+	for m := int64(0); m < k; m++ {
+		var d, c uint64
+		if m > 0 {
+			d, pos = uvarintAt(b, pos)
+		}
+		c, pos = uvarintAt(b, pos)
+		j += int(d)
+		bins[j] -= c
+	}
+}
+
+// mergeDecoded is mergeEncoded's general way, for bins that s's do not
+// cover: it decodes and checks every bin (into s.scratch), grows s's bins
+// once for their range and then adds them. b holds the bins after the
+// first index.
+func (s *sketch) mergeDecoded(r *reader, zero uint64, n, first int64, b []byte) {
+	pairs := s.scratch[:0]
+	i, pos := first, 0
+	for k := int64(0); k < n; k++ {
+		if k > 0 {
+			d, p := uvarintAt(b, pos)
+			if p < 0 || d == 0 || d > MaxBins*1024 {
+				pos = -1
+				break
+			}
+			pos = p
+			i += int64(d)
+		}
+		c, p := uvarintAt(b, pos)
+		if p < 0 || c > 1<<62 {
+			pos = -1
+			break
+		}
+		pos = p
+		pairs = append(pairs, bin{int(i), c})
+	}
+	s.scratch = pairs[:0]
+	if pos != len(b) || i > math.MaxInt32 {
+		r.fail()
+		return
+	}
+	r.b = b[pos:]
+	s.zero += zero
+	s.count += zero
+	lo, hi := pairs[0].index, pairs[len(pairs)-1].index
+	s.addAt(lo, 0) // make room for the whole range once
+	s.addAt(hi, 0)
+	if lo < s.min { // the cap folded the lowest bins
 		for _, p := range pairs {
 			s.addAt(p.index, p.count)
 		}
 		return
 	}
+	bins := s.bins[lo-s.min : hi-s.min+1]
+	var sum uint64
 	for _, p := range pairs {
-		s.bins[p.index-s.min] += p.count
-		s.count += p.count
+		bins[p.index-lo] += p.count
+		sum += p.count
 	}
+	s.count += sum
+}
+
+// uvarintAt decodes the uvarint at b[pos:] and returns it and the position
+// after it, or a negative position if there is none.
+func uvarintAt(b []byte, pos int) (uint64, int) {
+	if pos < 0 || pos >= len(b) {
+		return 0, -1
+	}
+	v, w := binary.Uvarint(b[pos:])
+	if w <= 0 {
+		return 0, -1
+	}
+	return v, pos + w
 }
 
 // bin is one decoded bin.
