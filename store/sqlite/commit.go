@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,10 +13,11 @@ import (
 const (
 	commitStateSQL = `UPDATE runs SET version = version + 1, state = ?, updated_at = ?
 WHERE id = ? AND version = ?`
-	commitVersionSQL   = `UPDATE runs SET version = version + 1, updated_at = ? WHERE id = ?`
-	runVersionSQL      = `SELECT version FROM runs WHERE id = ?`
-	commitStepSQL      = `UPDATE runs SET version = version + 1, step = step + 1, updated_at = ?
-WHERE id = ? AND (max_steps <= 0 OR step < max_steps) RETURNING version, step`
+	commitVersionSQL = `UPDATE runs SET version = version + 1, updated_at = ? WHERE id = ?`
+	runVersionSQL    = `SELECT version FROM runs WHERE id = ?`
+	commitStepSQL    = `UPDATE runs SET version = version + 1, step = step + 1, updated_at = ?
+WHERE id = ? AND (max_steps <= 0 OR step < max_steps)`
+	runVersionStepSQL  = `SELECT version, step FROM runs WHERE id = ?`
 	insertExecutionSQL = `INSERT INTO executions (run_id, step, call_id, tool, dependency, args_hash, args,
 operation_key, code, ok, side_effect, replayed, verified, attempts, retries, latency_ms, input_tokens,
 output_tokens, started_at, finished_at, version, state_patch, result, trace_id)
@@ -85,14 +85,19 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	err := submit(ctx, func(ctx context.Context, tx *writeTx) error {
 		if c.TakeStep != nil {
 			// The call's step, taken here (see store.Commit.TakeStep):
-			// with the version in one statement when no state is set.
+			// with the version in one UPDATE when no state is set (and
+			// read back with a SELECT: see bumpVersion).
 			var err error
 			if setState {
 				step, err = admitIn(ctx, tx, e.RunID, updatedAt)
 			} else {
-				err = tx.queryRow(ctx, commitStepSQL, runArgs, &version, &step)
-				if errors.Is(err, sql.ErrNoRows) {
-					_, err = admitIn(ctx, tx, e.RunID, updatedAt)
+				var n int64
+				if n, err = tx.affected(ctx, commitStepSQL, runArgs...); err == nil {
+					if n == 0 {
+						_, err = admitIn(ctx, tx, e.RunID, updatedAt)
+					} else {
+						err = tx.queryRow(ctx, runVersionStepSQL, []any{e.RunID}, &version, &step)
+					}
 				}
 			}
 			if err != nil {

@@ -127,7 +127,8 @@ func open(ctx context.Context, path string, opts Options, h hooks) (_ *Store, er
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if err := checkJournalMode(ctx, conn, opts.Logger); err != nil {
+	wal, err := checkJournalMode(ctx, conn, opts.Logger)
+	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -144,9 +145,32 @@ func open(ctx context.Context, path string, opts Options, h hooks) (_ *Store, er
 	s.readDB.SetMaxOpenConns(opts.MaxReadConns)
 	s.readDB.SetMaxIdleConns(opts.MaxReadConns)
 
-	s.w = newWriter(conn, opts.MaxBatch, h)
+	var durable *walSync
+	if wal && !h.noWALSync {
+		if durable, err = walSyncOn(ctx, conn, h.sync); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+	}
+	s.w = newWriter(conn, opts.MaxBatch, durable, h)
 	s.w.start()
 	return s, nil
+}
+
+// walSyncOn sets the write connection to commit without an fsync
+// (synchronous=NORMAL) and returns the fsyncer that makes its commits
+// durable instead (see walSync). Without it, the connection stays at
+// synchronous=FULL, an fsync in every COMMIT.
+func walSyncOn(ctx context.Context, conn *sql.Conn, hook func(*os.File) error) (*walSync, error) {
+	durable, err := openWALSync(ctx, conn, hook)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		durable.close()
+		return nil, err
+	}
+	return durable, nil
 }
 
 // checkPath refuses what cannot be one shared file: the writer and the
@@ -163,18 +187,19 @@ func checkPath(path string) error {
 	return nil
 }
 
-// checkJournalMode logs when the file could not be put in WAL mode (some
-// network file systems): the store still works, but readers then wait for
-// the writer.
-func checkJournalMode(ctx context.Context, conn *sql.Conn, log *slog.Logger) error {
+// checkJournalMode reports whether the file is in WAL mode, and logs when
+// it could not be put in it (some network file systems): the store still
+// works, but readers then wait for the writer, and every COMMIT fsyncs.
+func checkJournalMode(ctx context.Context, conn *sql.Conn, log *slog.Logger) (wal bool, err error) {
 	var mode string
 	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
+		return false, err
 	}
 	if !strings.EqualFold(mode, "wal") {
 		log.Warn("sqlite: journal mode is not WAL; reads will wait for writes", "journal_mode", mode)
+		return false, nil
 	}
-	return nil
+	return true, nil
 }
 
 // Stats returns the counters of the writer goroutine: how many

@@ -102,12 +102,16 @@ func beginIn(ctx context.Context, tx *writeTx, args []any, key string) (*types.O
 	if err != nil || n == 1 {
 		return nil, err
 	}
-	st, err := tx.stmt(ctx, selectOperationSQL)
-	if err != nil {
-		return nil, err
-	}
-	return scanOperation(st.QueryRowContext(ctx, key))
+	return scanOperation(scanFunc(func(dest ...any) error {
+		return tx.queryRow(ctx, selectOperationSQL, []any{key}, dest...)
+	}))
 }
+
+// scanFunc is a function with the Scan method of a row.
+type scanFunc func(dest ...any) error
+
+// Scan implements the row of scanOperation.
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
 func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {

@@ -25,8 +25,10 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 	var total int64
 	for more := true; more; {
 		var chunk int64
-		more = false
 		err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+			// The writer may run this twice (see writer.add): start
+			// from zero each time.
+			chunk, more = 0, false
 			for _, query := range []string{pruneExecutionsSQL, pruneOperationsSQL} {
 				n, err := tx.affected(ctx, query, nanos(cutoff), pruneChunk)
 				if err != nil {
@@ -42,13 +44,13 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 		}
 		total += chunk
 	}
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
-		n, err := tx.affected(ctx, pruneStatsSQL, nanos(cutoff))
-		total += n
+	var stats int64
+	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+		stats, err = tx.affected(ctx, pruneStatsSQL, nanos(cutoff))
 		return err
 	})
 	if err != nil {
 		return total, fmt.Errorf("sqlite: prune stats: %w", err)
 	}
-	return total, nil
+	return total + stats, nil
 }

@@ -17,7 +17,8 @@ VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
 	selectRunSQL = `SELECT id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at
 FROM runs WHERE id = ?`
 	admitStepSQL = `UPDATE runs SET step = step + 1, updated_at = ?
-WHERE id = ? AND (max_steps <= 0 OR step < max_steps) RETURNING step`
+WHERE id = ? AND (max_steps <= 0 OR step < max_steps)`
+	runStepSQL   = `SELECT step FROM runs WHERE id = ?`
 	runExistsSQL = `SELECT 1 FROM runs WHERE id = ?`
 )
 
@@ -94,11 +95,16 @@ func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
 	return step, nil
 }
 
-// admitIn takes the run's next step inside a write.
+// admitIn takes the run's next step inside a write: an UPDATE, then a
+// SELECT of the step, cheaper than UPDATE ... RETURNING (see bumpVersion).
 func admitIn(ctx context.Context, tx *writeTx, runID string, now int64) (int64, error) {
-	var step int64
-	err := tx.queryRow(ctx, admitStepSQL, []any{now, runID}, &step)
-	if !errors.Is(err, sql.ErrNoRows) {
+	n, err := tx.affected(ctx, admitStepSQL, now, runID)
+	if err != nil {
+		return 0, err
+	}
+	if n == 1 {
+		var step int64
+		err := tx.queryRow(ctx, runStepSQL, []any{runID}, &step)
 		return step, err
 	}
 	exists, err := tx.exists(ctx, runExistsSQL, runID)

@@ -1,10 +1,15 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -20,9 +25,10 @@ const (
 	requestAbandoned
 )
 
-// request is one write: apply runs inside its own savepoint of a batch
-// transaction, and done carries the outcome once that transaction is
-// durable.
+// request is one write: apply runs inside a batch transaction, and done
+// carries the outcome once that transaction is durable. apply may run twice
+// (see writer.add): it must have no effect outside the transaction but
+// setting its own results.
 type request struct {
 	state atomic.Int32
 	apply func(ctx context.Context, tx *writeTx) error
@@ -30,18 +36,28 @@ type request struct {
 	// light marks a write that records no effect (a step admission, the
 	// row of a call that changed nothing): see doLight.
 	light bool
+	// outcome is the request's own answer, kept from its run until its
+	// batch is durable.
+	outcome error
 }
 
 // WriterStats counts the work of the writer goroutine since Open.
 type WriterStats struct {
-	// Batches is the number of transactions the writer began.
+	// Batches is the number of batches the writer ran, each in one
+	// transaction (two when a failure made it run again: see Reruns).
 	Batches uint64
 	// Requests is the number of write requests it ran (those abandoned
 	// before being taken are not counted).
 	Requests uint64
-	// LightSwitches counts the switches to synchronous=NORMAL for a batch
-	// of writes that record no effect.
-	LightSwitches uint64
+	// Reruns counts the transactions rolled back because a request failed
+	// and run again, each request in its own savepoint (see writer.add).
+	Reruns uint64
+	// LightBatches counts the committed batches of writes that record no
+	// effect, answered without waiting for an fsync.
+	LightBatches uint64
+	// Syncs counts the fsyncs of the WAL that made committed batches
+	// durable (see walSync).
+	Syncs uint64
 }
 
 // hooks let the tests of this package observe and disturb the writer.
@@ -51,15 +67,25 @@ type hooks struct {
 	// beforeCommit, when set, is called before each COMMIT; an error makes
 	// the batch roll back and fail as if the COMMIT had failed.
 	beforeCommit func() error
+	// sync, when set, replaces the fsync of the WAL file.
+	sync func(f *os.File) error
+	// noWALSync, when set, makes the writer commit every batch with
+	// synchronous=FULL, as it does when the file is not in WAL mode.
+	noWALSync bool
 }
 
 // writer owns the one write connection. A single goroutine (loop) takes
-// the queued requests, packs up to maxBatch of them into one transaction,
-// commits once and then answers every caller of the batch: group commit.
+// the queued requests, packs up to maxBatch of them into one transaction
+// and commits once: group commit. Every caller of the batch is answered
+// once it is durable: by walSync after its fsync of the WAL, or by the
+// writer itself after a COMMIT that was its own fsync.
 type writer struct {
 	tx       writeTx
 	maxBatch int
 	hooks    hooks
+	// durable is the fsyncer of the WAL; nil when every COMMIT fsyncs
+	// (synchronous=FULL: the file is not in WAL mode).
+	durable *walSync
 
 	// mu guards closed against a send on the closed requests channel:
 	// senders hold it shared, close holds it exclusively.
@@ -68,46 +94,52 @@ type writer struct {
 	requests chan *request
 	stopped  chan struct{}
 
-	batches, ran, lightBatches atomic.Uint64
-	// syncLight is the connection's mode: true after PRAGMA
-	// synchronous=NORMAL. Only the writer goroutine touches it.
-	syncLight bool
+	batches, ran, reruns, lightBatches atomic.Uint64
 }
 
-// newWriter returns a writer on conn; start runs its goroutine.
-func newWriter(conn *sql.Conn, maxBatch int, h hooks) *writer {
+// newWriter returns a writer on conn; start runs its goroutine. durable
+// is nil when every COMMIT is to fsync on its own.
+func newWriter(conn *sql.Conn, maxBatch int, durable *walSync, h hooks) *writer {
 	return &writer{
-		tx:       writeTx{conn: conn, stmts: make(map[string]*sql.Stmt)},
+		tx:       writeTx{conn: conn, stmts: make(map[string]driver.Stmt)},
 		maxBatch: maxBatch,
 		hooks:    h,
+		durable:  durable,
 		requests: make(chan *request, maxBatch),
 		stopped:  make(chan struct{}),
 	}
 }
 
-// start runs the writer goroutine until close.
-func (w *writer) start() { go w.loop(context.Background()) }
+// start runs the writer goroutine (and the fsyncer's) until close.
+func (w *writer) start() {
+	if w.durable != nil {
+		go w.durable.loop()
+	}
+	go w.loop(context.Background())
+}
 
 // do queues apply and waits for its outcome.
 //
 // ctx governs admission only. If ctx ends before the writer takes the
 // request, do returns ctx.Err() and apply never runs. Once taken, the
-// request runs and do waits for its batch to commit (or fail) and returns
-// the true outcome even if ctx has ended meanwhile: an answer of ctx.Err()
-// always means "not written", and a write is never left half-known. The
-// wait is bounded by one batch transaction.
+// request runs and do waits for its batch to be durable (or to fail) and
+// returns the true outcome even if ctx has ended meanwhile: an answer of
+// ctx.Err() always means "not written", and a write is never left
+// half-known. The wait is bounded: one batch transaction, which may wait
+// for the fsync before it, and its own fsync.
 func (w *writer) do(ctx context.Context, apply func(ctx context.Context, tx *writeTx) error) error {
 	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1)})
 }
 
 // doLight is do for a write that records no effect in the world: a step
 // admission, or the row of a call that changed nothing (a read, a refusal).
-// A batch made only of such writes commits with synchronous=NORMAL: it is
-// in the WAL, so it survives a crash of the process, and it reaches the
-// disk with the next fsync (the next batch holding an effect, or a
-// checkpoint). A power loss may lose the last of them; it never loses an
-// effect, an operation record or a state change, whose batches commit with
-// synchronous=FULL, and the WAL keeps commits in order.
+// A batch made only of such writes is answered as soon as it is committed,
+// without waiting for an fsync: it is in the WAL, so it survives a crash of
+// the process, and it reaches the disk with the next fsync (that of the
+// next batch holding an effect, or a checkpoint's). A power loss may lose
+// the last of them; it never loses an effect, an operation record or a
+// state change, whose callers are answered only after the fsync, and the
+// WAL keeps commits in order.
 func (w *writer) doLight(ctx context.Context, apply func(ctx context.Context, tx *writeTx) error) error {
 	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1), light: true})
 }
@@ -143,7 +175,8 @@ func (w *writer) submit(ctx context.Context, req *request) error {
 }
 
 // close stops taking requests, lets the writer run those already queued
-// and waits for its goroutine to end. Later calls of do get ErrClosed.
+// and waits for its goroutine to end, and the fsyncer's after it. Later
+// calls of do get ErrClosed.
 func (w *writer) close() {
 	w.mu.Lock()
 	if !w.closed {
@@ -156,94 +189,214 @@ func (w *writer) close() {
 
 // stats returns the writer's counters.
 func (w *writer) stats() WriterStats {
-	return WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load(), LightSwitches: w.lightBatches.Load()}
+	st := WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load(), Reruns: w.reruns.Load(),
+		LightBatches: w.lightBatches.Load()}
+	if w.durable != nil {
+		st.Syncs = w.durable.syncs.Load()
+	}
+	return st
+}
+
+// batch is the transaction the writer is filling.
+type batch struct {
+	// reqs are the requests taken into it, answered together.
+	reqs []*request
+	// inTx are those that ran in the open transaction: what a rollback
+	// undoes (not a request that failed first in it: see add).
+	inTx []*request
+	// careful is set once a request failed: each request runs in its own
+	// savepoint from then on.
+	careful bool
+	// light is set while every request records no effect: see doLight.
+	light bool
+	// queued are the requests taken before the transaction began.
+	queued []*request
 }
 
 // loop is the writer goroutine: take one request (waiting for it), then
 // whatever else is already queued up to maxBatch, and run them as one
-// batch. It ends when the requests channel is closed and drained.
+// batch. It ends when the requests channel is closed and drained, after
+// the fsyncer has answered every batch handed to it.
 func (w *writer) loop(ctx context.Context) {
 	defer close(w.stopped)
 	defer w.tx.closeStatements()
-	batch := make([]*request, 0, w.maxBatch)
-	outcomes := make([]error, w.maxBatch)
+	if w.durable != nil {
+		defer w.durable.stop()
+	}
+	b := &batch{reqs: make([]*request, 0, w.maxBatch), inTx: make([]*request, 0, w.maxBatch),
+		queued: make([]*request, 0, w.maxBatch)}
 	for first := range w.requests {
-		batch = w.take(batch[:0], first)
-	drain:
-		for len(batch) < w.maxBatch {
+		if w.take(first) {
+			w.runBatch(ctx, b, first)
+			clear(b.reqs)
+			clear(b.inTx)
+			clear(b.queued)
+			*b = batch{reqs: b.reqs[:0], inTx: b.inTx[:0], queued: b.queued[:0]}
+		}
+	}
+}
+
+// take reports whether the writer may run req: not when its caller
+// abandoned it.
+func (w *writer) take(req *request) bool {
+	return req.state.CompareAndSwap(requestQueued, requestTaken)
+}
+
+// runBatch runs first and whatever else is already queued, up to
+// maxBatch, in one transaction, commits it and answers every caller: each
+// its own outcome, or all the error that failed the transaction as a
+// whole.
+//
+// Callers are answered once the batch is durable. A batch that holds an
+// effect is handed to the fsyncer, which answers it after its next fsync
+// of the WAL; the others are answered here, after the COMMIT. While the
+// fsyncer is still busy with earlier batches, there is no hurry to commit:
+// the batch's callers would wait for that fsync to end anyway. So the
+// transaction stays open and takes the requests that arrive meanwhile, and
+// it is committed when the fsyncer is free: the fsync and the next batch's
+// statements overlap, and batches stay as large as when each COMMIT
+// fsynced, rather than many small ones, each writing the pages it
+// touches to the WAL.
+func (w *writer) runBatch(ctx context.Context, b *batch, first *request) {
+	if w.durable != nil {
+		// After a failed fsync nothing more is written: see walSync.
+		if err := w.durable.failure(); err != nil {
+			first.done <- err
+			return
+		}
+	}
+	// Take what is queued now, before running any of it.
+	queued := append(b.queued, first)
+drain:
+	for len(queued) < w.maxBatch {
+		select {
+		case req, ok := <-w.requests:
+			if !ok {
+				break drain
+			}
+			if w.take(req) {
+				queued = append(queued, req)
+			}
+		default:
+			break drain
+		}
+	}
+	b.queued = queued
+	b.light = true
+	w.batches.Add(1)
+	err := w.begin(ctx)
+	for _, req := range queued {
+		if err != nil {
+			b.reqs = append(b.reqs, req)
+		} else {
+			err = w.add(ctx, b, req)
+		}
+	}
+	if w.durable != nil && !b.light {
+	wait:
+		for err == nil && len(b.reqs) < w.maxBatch && w.durable.busy() {
 			select {
 			case req, ok := <-w.requests:
 				if !ok {
-					break drain
+					break wait
 				}
-				batch = w.take(batch, req)
-			default:
-				break drain
+				if w.take(req) {
+					err = w.add(ctx, b, req)
+				}
+			case <-w.durable.idle:
 			}
 		}
-		if len(batch) > 0 {
-			w.runBatch(ctx, batch, outcomes[:len(batch)])
+		if err == nil {
+			// Commit nothing the fsyncer could not make durable.
+			if err = w.durable.failure(); err != nil {
+				w.rollback(ctx)
+			}
 		}
 	}
-}
-
-// take appends req to batch unless its caller abandoned it.
-func (w *writer) take(batch []*request, req *request) []*request {
-	if req.state.CompareAndSwap(requestQueued, requestTaken) {
-		batch = append(batch, req)
+	if err == nil {
+		err = w.commit(ctx)
 	}
-	return batch
-}
-
-// runBatch runs batch in one transaction and answers every caller, only
-// after the COMMIT returned: each its own outcome, or all the error that
-// failed the transaction as a whole.
-func (w *writer) runBatch(ctx context.Context, batch []*request, outcomes []error) {
-	w.batches.Add(1)
-	w.ran.Add(uint64(len(batch)))
-	if err := w.runTransaction(ctx, batch, outcomes); err != nil {
-		for _, req := range batch {
-			req.done <- err
-		}
-		clear(outcomes)
+	if err != nil {
+		// Nothing of the batch was written: no fsync to wait for.
+		answer(b.reqs, err)
 		return
 	}
-	for i, req := range batch {
-		req.done <- outcomes[i]
-		outcomes[i] = nil
+	if b.light {
+		w.lightBatches.Add(1)
+	}
+	if w.durable == nil || b.light {
+		answer(b.reqs, nil)
+		return
+	}
+	w.durable.add(b.reqs)
+}
+
+// answer gives each request of reqs err, or its own outcome when err is
+// nil.
+func answer(reqs []*request, err error) {
+	for _, req := range reqs {
+		if err != nil {
+			req.done <- err
+		} else {
+			req.done <- req.outcome
+		}
 	}
 }
 
-// runTransaction runs each request in its own savepoint, so that one
-// request's failure rolls back that request only, and commits. A batch of
-// one request needs no savepoint: its failure rolls back the transaction.
-// The error returned fails the whole batch: nothing of it was written.
-func (w *writer) runTransaction(ctx context.Context, batch []*request, outcomes []error) error {
-	light := true
-	for _, req := range batch {
-		light = light && req.light
+// add runs req in the open transaction of b, its answer in its outcome.
+// The error returned fails the whole batch: the transaction is broken and
+// rolled back.
+//
+// Requests run straight in the transaction: a savepoint per request costs
+// three statements and makes SQLite keep a copy of every page a request
+// changes, for a failure that seldom comes. Should a request fail (or
+// panic), the transaction is rolled back and the requests it held run
+// again the careful way, each in its own savepoint, the failing one
+// included, and so does every later request of the batch: the failure is
+// that request's alone. The re-run starts from the same state and runs the
+// same requests in the same order, so it sees what the first run saw; each
+// request's apply only sets its own results, which the re-run overwrites.
+// A request that fails first in its transaction needs no re-run: its
+// failure is its outcome, and the rollback its undoing.
+func (w *writer) add(ctx context.Context, b *batch, req *request) error {
+	w.ran.Add(1)
+	b.reqs, b.light = append(b.reqs, req), b.light && req.light
+	if b.careful {
+		outcome, err := w.runRequest(ctx, req)
+		if err != nil {
+			w.rollback(ctx)
+			return err
+		}
+		req.outcome, b.inTx = outcome, append(b.inTx, req)
+		return nil
 	}
-	if err := w.setSync(ctx, light); err != nil {
-		return err
+	if req.outcome = applySafely(ctx, req, &w.tx); req.outcome == nil {
+		b.inTx = append(b.inTx, req)
+		return nil
 	}
+	w.rollback(ctx)
 	if err := w.begin(ctx); err != nil {
 		return err
 	}
-	if len(batch) == 1 {
-		if outcomes[0] = applySafely(ctx, batch[0], &w.tx); outcomes[0] != nil {
-			w.rollback(ctx)
-			return nil
-		}
-	} else {
-		for i, req := range batch {
-			outcome, err := w.runRequest(ctx, req)
-			if err != nil {
-				w.rollback(ctx)
-				return err
-			}
-			outcomes[i] = outcome
-		}
+	if len(b.inTx) == 0 {
+		return nil
 	}
+	w.reruns.Add(1)
+	b.careful, b.inTx = true, append(b.inTx, req)
+	for _, r := range b.inTx {
+		outcome, err := w.runRequest(ctx, r)
+		if err != nil {
+			w.rollback(ctx)
+			return err
+		}
+		r.outcome = outcome
+	}
+	return nil
+}
+
+// commit ends the batch transaction. A failed COMMIT rolls back: nothing of
+// the batch was written.
+func (w *writer) commit(ctx context.Context) error {
 	if w.hooks.beforeCommit != nil {
 		if err := w.hooks.beforeCommit(); err != nil {
 			w.rollback(ctx)
@@ -268,27 +421,6 @@ func (w *writer) begin(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
-	}
-	return nil
-}
-
-// setSync switches the connection between synchronous=FULL (fsync at
-// commit) and NORMAL (no fsync: a batch of light writes only), outside any
-// transaction.
-func (w *writer) setSync(ctx context.Context, light bool) error {
-	if light == w.syncLight {
-		return nil
-	}
-	mode := "PRAGMA synchronous=FULL"
-	if light {
-		mode = "PRAGMA synchronous=NORMAL"
-	}
-	if _, err := w.tx.exec(ctx, mode); err != nil {
-		return fmt.Errorf("sqlite: %s: %w", mode, err)
-	}
-	w.syncLight = light
-	if light {
-		w.lightBatches.Add(1)
 	}
 	return nil
 }
@@ -331,43 +463,113 @@ func (w *writer) rollback(ctx context.Context) {
 	_, _ = w.tx.exec(ctx, "ROLLBACK")
 }
 
-// writeTx is what a request sees of the write connection: statements that
-// run inside the request's savepoint, prepared once and kept.
+// writeTx is what a request sees of the write connection: statements
+// prepared once and kept, run in the batch transaction.
+//
+// They run on the driver's connection (sql.Conn.Raw), not through
+// database/sql: the writer goroutine is the store's bottleneck, and
+// database/sql's work around each statement (converting arguments, a Rows
+// and a Row to scan one value) cost as much as SQLite's own on the
+// SELECTs of a commit, for nothing the writer needs: it is the only user
+// of its connection and never cancels a statement.
 type writeTx struct {
 	conn  *sql.Conn
-	stmts map[string]*sql.Stmt
+	stmts map[string]driver.Stmt
+	// args and row are reused by each statement.
+	args []driver.NamedValue
+	row  []driver.Value
 }
 
-// stmt returns the prepared statement of query, preparing it the first time.
-func (tx *writeTx) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := tx.stmts[query]; ok {
-		return st, nil
+// run calls f with the prepared statement of query, preparing it the first
+// time, on the driver's connection. args are converted into tx.args first.
+// f makes only driver calls. A panic in them becomes this statement's
+// error: database/sql would discard a connection whose Raw function
+// panics, and with it the store's only write connection.
+func (tx *writeTx) run(ctx context.Context, query string, args []any, f func(st driver.Stmt) error) error {
+	tx.args = tx.args[:0]
+	for i, a := range args {
+		v, err := driverValue(a)
+		if err != nil {
+			return fmt.Errorf("sqlite: argument %d: %w", i+1, err)
+		}
+		tx.args = append(tx.args, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	st, err := tx.conn.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	tx.stmts[query] = st
-	return st, nil
+	defer clear(tx.args)
+	return tx.conn.Raw(func(dc any) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("sqlite: driver panicked: %v", p)
+			}
+		}()
+		st, ok := tx.stmts[query]
+		if !ok {
+			prep, ok := dc.(driver.ConnPrepareContext)
+			if !ok {
+				return fmt.Errorf("sqlite: driver connection %T cannot prepare", dc)
+			}
+			if st, err = prep.PrepareContext(ctx, query); err != nil {
+				return err
+			}
+			tx.stmts[query] = st
+		}
+		return f(st)
+	})
 }
 
 // exec runs a statement that returns no rows.
-func (tx *writeTx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := tx.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
+func (tx *writeTx) exec(ctx context.Context, query string, args ...any) (res driver.Result, err error) {
+	err = tx.run(ctx, query, args, func(st driver.Stmt) error {
+		ex, ok := st.(driver.StmtExecContext)
+		if !ok {
+			return fmt.Errorf("sqlite: driver statement %T cannot exec", st)
+		}
+		res, err = ex.ExecContext(ctx, tx.args)
+		return err
+	})
+	return res, err
 }
 
-// queryRow runs a statement that returns at most one row and scans it;
-// sql.ErrNoRows when it returns none.
+// queryRow runs a statement that returns at most one row and scans it into
+// dest (pointers to int64, int, string, bool, float64, []byte or a kind
+// of them, or sql.Scanner); sql.ErrNoRows when it returns none.
 func (tx *writeTx) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
-	st, err := tx.stmt(ctx, query)
+	if cap(tx.row) < len(dest) {
+		tx.row = make([]driver.Value, len(dest))
+	}
+	row := tx.row[:len(dest)]
+	defer clear(row)
+	err := tx.run(ctx, query, args, func(st driver.Stmt) (err error) {
+		q, ok := st.(driver.StmtQueryContext)
+		if !ok {
+			return fmt.Errorf("sqlite: driver statement %T cannot query", st)
+		}
+		rows, err := q.QueryContext(ctx, tx.args)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, rows.Close()) }()
+		if n := len(rows.Columns()); n != len(dest) {
+			return fmt.Errorf("sqlite: %d columns scanned into %d values", n, len(dest))
+		}
+		if err := rows.Next(row); err != nil {
+			if err == io.EOF {
+				return sql.ErrNoRows
+			}
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	return st.QueryRowContext(ctx, args...).Scan(dest...)
+	// The driver's values are copies (strings, bytes): they outlive the
+	// statement's reset.
+	for i, v := range row {
+		if err := assign(dest[i], v); err != nil {
+			return fmt.Errorf("sqlite: column %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // exists reports whether query (SELECT 1 ...) finds a row.
@@ -391,8 +593,94 @@ func (tx *writeTx) affected(ctx context.Context, query string, args ...any) (int
 
 // closeStatements releases the prepared statements.
 func (tx *writeTx) closeStatements() {
-	for query, st := range tx.stmts {
-		_ = st.Close()
-		delete(tx.stmts, query)
+	_ = tx.conn.Raw(func(any) error {
+		for query, st := range tx.stmts {
+			_ = st.Close()
+			delete(tx.stmts, query)
+		}
+		return nil
+	})
+}
+
+// driverValue is a as a value the driver binds, as database/sql would
+// convert it.
+func driverValue(a any) (driver.Value, error) {
+	switch v := a.(type) {
+	case nil, string, int64, float64, bool, []byte:
+		return v, nil
+	case int:
+		return int64(v), nil
 	}
+	return driver.DefaultParameterConverter.ConvertValue(a)
+}
+
+// assign stores the column value v (nil, int64, float64, string or []byte,
+// as the driver gives them) into dest, as database/sql's Scan would for the
+// kinds of dest the store uses.
+func assign(dest any, v driver.Value) error {
+	if sc, ok := dest.(sql.Scanner); ok {
+		return sc.Scan(v)
+	}
+	switch d := dest.(type) {
+	case *int64:
+		if n, ok := v.(int64); ok {
+			*d = n
+			return nil
+		}
+	case *int:
+		if n, ok := v.(int64); ok {
+			*d = int(n)
+			return nil
+		}
+	case *string:
+		switch s := v.(type) {
+		case string:
+			*d = s
+			return nil
+		case []byte:
+			*d = string(s)
+			return nil
+		}
+	}
+	// The rarer kinds: a named string or integer type, a bool, a float,
+	// bytes.
+	rv := reflect.ValueOf(dest)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("cannot scan into %T", dest)
+	}
+	e := rv.Elem()
+	switch x := v.(type) {
+	case int64:
+		switch e.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			e.SetInt(x)
+			return nil
+		case reflect.Bool:
+			e.SetBool(x != 0)
+			return nil
+		case reflect.Float32, reflect.Float64:
+			e.SetFloat(float64(x))
+			return nil
+		}
+	case float64:
+		if k := e.Kind(); k == reflect.Float32 || k == reflect.Float64 {
+			e.SetFloat(x)
+			return nil
+		}
+	case string:
+		if e.Kind() == reflect.String {
+			e.SetString(x)
+			return nil
+		}
+	case []byte:
+		switch {
+		case e.Kind() == reflect.String:
+			e.SetString(string(x))
+			return nil
+		case e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
+			e.SetBytes(bytes.Clone(x))
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot scan %T into %T", v, dest)
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,5 +373,236 @@ func TestPanickingWriteFailsAlone(t *testing.T) {
 	}
 	if err := h.CreateRun(t.Context(), newRun("run-1")); err != nil {
 		t.Fatalf("writer after a panicking write: %v", err)
+	}
+}
+
+// A batch whose requests all succeed runs once, without savepoints; when
+// one fails, the batch is rolled back and run again with a savepoint per
+// request: the others are written exactly once, the failing one (its
+// statements before the failure included) not at all.
+func TestFailedRequestRerunsItsBatch(t *testing.T) {
+	h := setup(t)
+	ctx := t.Context()
+	if err := h.CreateRun(ctx, newRun("run-1")); err != nil {
+		t.Fatal(err)
+	}
+	release := h.gate(t, ctx, nil)
+	before := h.Stats()
+
+	var applied [3]atomic.Int32
+	errBoom := errors.New("boom")
+	insertRun := func(tx *writeTx, id string) error {
+		_, err := tx.exec(ctx, insertRunSQL, id, "", "{}", "{}", "{}", 0, 1, 1)
+		return err
+	}
+	// In this order, all in one batch: a commit, a request that writes and
+	// then fails, a panicking one, a new run, another commit.
+	calls := []func() error{
+		func() error { return h.Commit(ctx, newCommit("run-1", `{"n":1}`, 0)) },
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+				applied[0].Add(1)
+				if err := insertRun(tx, "run-failed"); err != nil {
+					return err
+				}
+				return errBoom
+			})
+		},
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+				applied[1].Add(1)
+				if err := insertRun(tx, "run-panicked"); err != nil {
+					return err
+				}
+				panic("bug")
+			})
+		},
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+				applied[2].Add(1)
+				return insertRun(tx, "run-2")
+			})
+		},
+		func() error { return h.Commit(ctx, newCommit("run-1", `{"n":2}`, 1)) },
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Go(func() { errs[i] = call() })
+		h.waitQueued(1)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	after := h.Stats()
+	if d := after.Batches - before.Batches; d != 1 {
+		t.Fatalf("the requests ran in %d transactions, want 1", d)
+	}
+	if d := after.Reruns - before.Reruns; d != 1 {
+		t.Errorf("reruns = %d, want 1", d)
+	}
+	if errs[0] != nil || !errors.Is(errs[1], errBoom) || errs[2] == nil || errs[3] != nil || errs[4] != nil {
+		t.Fatalf("outcomes = %v; want nil, boom, a panic, nil, nil", errs)
+	}
+	// The failing request ran in the first pass and in the re-run; the
+	// requests after it only in the re-run: the first pass stopped at the
+	// failure.
+	if a, b, c := applied[0].Load(), applied[1].Load(), applied[2].Load(); a != 2 || b != 1 || c != 1 {
+		t.Errorf("applied %d, %d, %d times; want 2, 1, 1", a, b, c)
+	}
+	run, err := h.GetRun(ctx, "run-1")
+	if err != nil || run.Version != 2 || string(run.State) != `{"n":2}` {
+		t.Fatalf("run-1 = %+v, %v; want version 2, state of the second commit", run, err)
+	}
+	rows, err := h.ListExecutions(ctx, types.ExecutionFilter{RunID: "run-1", Ascending: true})
+	if err != nil || len(rows) != 2 || rows[0].Version != 1 || rows[1].Version != 2 {
+		t.Fatalf("run-1 rows = %+v, %v; want versions 1 and 2, once each", rows, err)
+	}
+	for _, id := range []string{"run-failed", "run-panicked"} {
+		if _, err := h.GetRun(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: GetRun = %v, want ErrNotFound (rolled back)", id, err)
+		}
+	}
+	if _, err := h.GetRun(ctx, "run-2"); err != nil {
+		t.Errorf("run-2: %v", err)
+	}
+	var runs int
+	if err := h.readDB.QueryRowContext(ctx, "SELECT count(*) FROM runs").Scan(&runs); err != nil || runs != 2 {
+		t.Errorf("%d runs, %v; want 2 (run-1, run-2)", runs, err)
+	}
+}
+
+// A batch without failures runs once.
+func TestBatchWithoutFailureRunsOnce(t *testing.T) {
+	h := setup(t)
+	ctx := t.Context()
+	release := h.gate(t, ctx, nil)
+	before := h.Stats()
+	var applied atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			err := h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+				applied.Add(1)
+				_, err := tx.exec(ctx, insertRunSQL, fmt.Sprintf("run-%d", i), "", "{}", "{}", "{}", 0, 1, 1)
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		h.waitQueued(1)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	after := h.Stats()
+	if n := applied.Load(); n != 8 || after.Reruns != before.Reruns || after.Batches-before.Batches != 1 {
+		t.Errorf("8 requests applied %d times in %d batches with %d reruns; want 8, 1, 0",
+			n, after.Batches-before.Batches, after.Reruns-before.Reruns)
+	}
+}
+
+// A request that fails first in its transaction needs no re-run: the
+// rollback undoes it alone, and the others run on in a new transaction.
+func TestFirstRequestFailingNeedsNoRerun(t *testing.T) {
+	h := setup(t)
+	ctx := t.Context()
+	release := h.gate(t, ctx, nil)
+	before := h.Stats()
+	errBoom := errors.New("boom")
+	insertRun := func(ctx context.Context, tx *writeTx, id string) error {
+		_, err := tx.exec(ctx, insertRunSQL, id, "", "{}", "{}", "{}", 0, 1, 1)
+		return err
+	}
+	calls := []func() error{
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+				if err := insertRun(ctx, tx, "run-failed"); err != nil {
+					return err
+				}
+				return errBoom
+			})
+		},
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error { return insertRun(ctx, tx, "run-1") })
+		},
+		func() error {
+			return h.w.do(ctx, func(ctx context.Context, tx *writeTx) error { return insertRun(ctx, tx, "run-2") })
+		},
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		wg.Go(func() { errs[i] = call() })
+		h.waitQueued(1)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if !errors.Is(errs[0], errBoom) || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("outcomes %v; want boom, nil, nil", errs)
+	}
+	after := h.Stats()
+	if after.Batches-before.Batches != 1 || after.Reruns != before.Reruns {
+		t.Errorf("%d batches, %d reruns; want 1, 0", after.Batches-before.Batches, after.Reruns-before.Reruns)
+	}
+	if _, err := h.GetRun(ctx, "run-failed"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("run of the failed request: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"run-1", "run-2"} {
+		if _, err := h.GetRun(ctx, id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+// The writer's statements bypass database/sql: its argument conversion and
+// its Scan are redone for the kinds the store uses.
+func TestWriteTxConvertsLikeDatabaseSQL(t *testing.T) {
+	h := setup(t)
+	ctx := t.Context()
+	type status string
+	type count int32
+	var (
+		i64     int64
+		i       int
+		s       string
+		st      status
+		c       count
+		b       bool
+		f       float64
+		blob    []byte
+		null    json.RawMessage
+		text    json.RawMessage
+		created time.Time
+	)
+	err := h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		return tx.queryRow(ctx, `SELECT ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?`,
+			[]any{int64(1) << 40, 7, "text", status("completed"), count(3), true, 1.5, []byte{0, 1}, `{"a":1}`, int64(1e18)},
+			&i64, &i, &s, &st, &c, &b, &f, &blob, jsonColumn{&null}, jsonColumn{&text}, timeColumn{&created})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i64 != 1<<40 || i != 7 || s != "text" || st != "completed" || c != 3 || !b || f != 1.5 ||
+		string(blob) != "\x00\x01" || null != nil || string(text) != `{"a":1}` || created.UnixNano() != 1e18 {
+		t.Errorf("scanned %v %v %q %q %v %v %v %v %v %s %v", i64, i, s, st, c, b, f, blob, null, text, created)
+	}
+	err = h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		return tx.queryRow(ctx, `SELECT 1 WHERE 0`, nil, &i)
+	})
+	if !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no row: %v, want sql.ErrNoRows", err)
+	}
+	err = h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
+		return tx.queryRow(ctx, `SELECT 'x'`, nil, &i)
+	})
+	if err == nil {
+		t.Error("text scanned into an int without an error")
 	}
 }
