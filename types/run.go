@@ -1,7 +1,10 @@
 package types
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -47,4 +50,46 @@ type Run struct {
 	Owner     string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Clone returns a deep copy of p: its permissions, limits and, recursively,
+// the maps, slices and raw JSON inside its attributes share nothing with p.
+func (p Principal) Clone() Principal {
+	p.Permissions = slices.Clone(p.Permissions)
+	p.Limits = maps.Clone(p.Limits)
+	if p.Attrs != nil {
+		attrs := make(map[string]any, len(p.Attrs))
+		for k, v := range p.Attrs {
+			attrs[k] = cloneValue(v)
+		}
+		p.Attrs = attrs
+	}
+	return p
+}
+
+// cloneValue deep-copies the JSON-shaped containers in v; other values are
+// returned as they are.
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(v))
+		for k, e := range v {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(v))
+		for i, e := range v {
+			c[i] = cloneValue(e)
+		}
+		return c
+	case json.RawMessage:
+		if v == nil {
+			return v
+		}
+		return json.RawMessage(bytes.Clone(v))
+	case []byte:
+		return bytes.Clone(v)
+	}
+	return v
 }

@@ -3,8 +3,6 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
-	"slices"
 
 	"github.com/toolgate/toolgate/types"
 )
@@ -13,49 +11,10 @@ import (
 // with r.
 func copyRun(r *types.Run) *types.Run {
 	c := *r
-	c.Principal = copyPrincipal(r.Principal)
+	c.Principal = r.Principal.Clone()
 	c.State = cloneJSON(r.State)
 	c.InitialState = cloneJSON(r.InitialState)
 	return &c
-}
-
-// copyPrincipal copies the permissions, the limits and, recursively, the
-// maps and slices inside the attributes.
-func copyPrincipal(p types.Principal) types.Principal {
-	p.Permissions = slices.Clone(p.Permissions)
-	p.Limits = maps.Clone(p.Limits)
-	if p.Attrs != nil {
-		attrs := make(map[string]any, len(p.Attrs))
-		for k, v := range p.Attrs {
-			attrs[k] = copyValue(v)
-		}
-		p.Attrs = attrs
-	}
-	return p
-}
-
-// copyValue deep-copies the JSON-shaped containers in v; other values are
-// returned as they are.
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		c := make(map[string]any, len(v))
-		for k, e := range v {
-			c[k] = copyValue(e)
-		}
-		return c
-	case []any:
-		c := make([]any, len(v))
-		for i, e := range v {
-			c[i] = copyValue(e)
-		}
-		return c
-	case json.RawMessage:
-		return cloneJSON(v)
-	case []byte:
-		return bytes.Clone(v)
-	}
-	return v
 }
 
 // copyOperation returns a copy of op with its result copied.

@@ -78,11 +78,21 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	var result json.RawMessage
 	// The row of a call that settled no operation and changed no state (a
 	// read, a refusal) records no effect: see writer.doLight.
-	submit := s.w.do
-	if c.Operation == nil && len(c.NewState) == 0 {
-		submit = s.w.doLight
+	light := c.Operation == nil && len(c.NewState) == 0
+	// The run cache learns the run's new version (state, step) in commit
+	// order.
+	after := func() {
+		var newState json.RawMessage
+		if setState {
+			newState = append(json.RawMessage(nil), c.NewState...)
+		}
+		taken := int64(0)
+		if c.TakeStep != nil {
+			taken = step
+		}
+		s.runs.committed(e.RunID, version, newState, taken, fromNanos(updatedAt))
 	}
-	err := submit(ctx, func(ctx context.Context, tx *writeTx) error {
+	err := s.w.doAfter(ctx, light, func(ctx context.Context, tx *writeTx) error {
 		if c.TakeStep != nil {
 			// The call's step, taken here (see store.Commit.TakeStep):
 			// with the version in one UPDATE when no state is set (and
@@ -128,7 +138,7 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 		}
 		id, err = res.LastInsertId()
 		return err
-	})
+	}, after)
 	if err != nil {
 		return fmt.Errorf("sqlite: commit to run %q: %w", e.RunID, err)
 	}

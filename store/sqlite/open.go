@@ -89,6 +89,7 @@ type Store struct {
 	opts    Options
 	writeDB *sql.DB
 	w       *writer
+	runs    *runCache
 	readDB  *sql.DB
 	reads   readStmts
 	closed  atomic.Bool
@@ -153,6 +154,8 @@ func open(ctx context.Context, path string, opts Options, h hooks) (_ *Store, er
 		}
 	}
 	s.w = newWriter(conn, opts.MaxBatch, durable, h)
+	s.runs = newRunCache()
+	s.w.checked = s.runs.checked
 	s.w.start()
 	return s, nil
 }

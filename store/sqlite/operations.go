@@ -65,13 +65,13 @@ func (s *Store) AdmitAndBegin(ctx context.Context, runID string, op *types.Opera
 	args := s.beginArgs(op)
 	var step int64
 	var existing *types.Operation
-	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+	err := s.w.doAfter(ctx, false, func(ctx context.Context, tx *writeTx) (err error) {
 		if step, err = admitIn(ctx, tx, runID, now); err != nil {
 			return err
 		}
 		existing, err = beginIn(ctx, tx, args, op.Key)
 		return err
-	})
+	}, func() { s.runs.stepped(runID, step, fromNanos(now)) })
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("sqlite: admit and begin %q on run %q: %w", op.Key, runID, err)
 	}

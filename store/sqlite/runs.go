@@ -56,10 +56,15 @@ func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
 	})
 }
 
-// GetRun reads the run, or answers store.ErrNotFound.
+// GetRun reads the run, or answers store.ErrNotFound. A run this process
+// has read or written lately comes from the run cache (see runCache).
 func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 	if s.closed.Load() {
 		return nil, store.ErrClosed
+	}
+	cached, epoch := s.runs.get(id)
+	if cached != nil {
+		return cached, nil
 	}
 	var run types.Run
 	var principal string
@@ -75,6 +80,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 	if err := decodeExact([]byte(principal), &run.Principal); err != nil {
 		return nil, fmt.Errorf("sqlite: get run %q: principal: %w", id, err)
 	}
+	s.runs.fill(&run, epoch)
 	return &run, nil
 }
 
@@ -85,10 +91,10 @@ func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
 	var step int64
 	// A step number is no effect: losing the last ones to a power loss
 	// leaves a gap, never a wrong record.
-	err := s.w.doLight(ctx, func(ctx context.Context, tx *writeTx) (err error) {
+	err := s.w.doAfter(ctx, true, func(ctx context.Context, tx *writeTx) (err error) {
 		step, err = admitIn(ctx, tx, runID, now)
 		return err
-	})
+	}, func() { s.runs.stepped(runID, step, fromNanos(now)) })
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: admit step on run %q: %w", runID, err)
 	}

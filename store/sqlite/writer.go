@@ -39,6 +39,10 @@ type request struct {
 	// outcome is the request's own answer, kept from its run until its
 	// batch is durable.
 	outcome error
+	// after, when set, runs on the writer goroutine once the request's
+	// batch is committed and the request succeeded, in commit order, before
+	// any caller of the batch is answered: it keeps the run cache in step.
+	after func()
 }
 
 // WriterStats counts the work of the writer goroutine since Open.
@@ -95,6 +99,13 @@ type writer struct {
 	stopped  chan struct{}
 
 	batches, ran, reruns, lightBatches atomic.Uint64
+
+	// checked, when set, hears at each BEGIN whether another connection
+	// wrote to the file since the last one (runCache.checked). Only the
+	// writer goroutine touches dataVersion and dataVersionSeen.
+	checked         func(foreign bool)
+	dataVersion     int64
+	dataVersionSeen bool
 }
 
 // newWriter returns a writer on conn; start runs its goroutine. durable
@@ -118,15 +129,21 @@ func (w *writer) start() {
 	go w.loop(context.Background())
 }
 
-// do queues apply and waits for its outcome.
+// doAfter queues apply and waits for its outcome; light is doLight's,
+// after is request.after.
 //
 // ctx governs admission only. If ctx ends before the writer takes the
-// request, do returns ctx.Err() and apply never runs. Once taken, the
-// request runs and do waits for its batch to be durable (or to fail) and
+// request, doAfter returns ctx.Err() and apply never runs. Once taken, the
+// request runs and doAfter waits for its batch to be durable (or to fail) and
 // returns the true outcome even if ctx has ended meanwhile: an answer of
 // ctx.Err() always means "not written", and a write is never left
 // half-known. The wait is bounded: one batch transaction, which may wait
 // for the fsync before it, and its own fsync.
+func (w *writer) doAfter(ctx context.Context, light bool, apply func(ctx context.Context, tx *writeTx) error, after func()) error {
+	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1), light: light, after: after})
+}
+
+// do is doAfter with nothing after, for a write that records an effect.
 func (w *writer) do(ctx context.Context, apply func(ctx context.Context, tx *writeTx) error) error {
 	return w.submit(ctx, &request{apply: apply, done: make(chan error, 1)})
 }
@@ -321,6 +338,11 @@ drain:
 		answer(b.reqs, err)
 		return
 	}
+	for _, req := range b.reqs {
+		if req.after != nil && req.outcome == nil {
+			req.after()
+		}
+	}
 	if b.light {
 		w.lightBatches.Add(1)
 	}
@@ -421,6 +443,17 @@ func (w *writer) begin(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if w.checked != nil {
+		// PRAGMA data_version moves when another connection (another
+		// process) has committed since the last look: see runCache.
+		var v int64
+		if err := w.tx.queryRow(ctx, "PRAGMA data_version", nil, &v); err != nil {
+			w.rollback(ctx)
+			return fmt.Errorf("sqlite: begin: data_version: %w", err)
+		}
+		w.checked(w.dataVersionSeen && v != w.dataVersion)
+		w.dataVersion, w.dataVersionSeen = v, true
 	}
 	return nil
 }
