@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -89,5 +90,18 @@ func TestServeRefusesOpenAddressWithoutKeys(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, "loopback") || strings.Contains(errOut, "listening") {
 			t.Errorf("serve --listen %s: exit %d\n%s", addr, code, errOut)
 		}
+	}
+}
+
+// TestTuneGC: serve raises GOGC unless the environment sets it.
+func TestTuneGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != serveGCPercent {
+		t.Errorf("without GOGC: GC percent %d, want %d", got, serveGCPercent)
+	}
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "50"}[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC=50 in the environment: GC percent changed to %d", got)
 	}
 }
