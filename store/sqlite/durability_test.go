@@ -137,6 +137,9 @@ func TestFailedFsyncStopsWrites(t *testing.T) {
 	if _, err := s.GetRun(ctx, "r"); err != nil {
 		t.Errorf("reads go on: GetRun = %v", err)
 	}
+	if err := s.Ping(ctx); !errors.Is(err, errEIO) {
+		t.Errorf("Ping after a failed fsync = %v, want its error (health checks must fail)", err)
+	}
 }
 
 // Without the fsyncer (a file not in WAL mode), every COMMIT fsyncs

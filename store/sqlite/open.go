@@ -209,10 +209,18 @@ func checkJournalMode(ctx context.Context, conn *sql.Conn, log *slog.Logger) (wa
 // transactions it ran for how many write requests.
 func (s *Store) Stats() WriterStats { return s.w.stats() }
 
-// Ping answers nil when a read connection answers.
+// Ping answers nil when a read connection answers and writes are being
+// taken (not after a failed fsync).
 func (s *Store) Ping(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if s.w.durable != nil {
+		// After a failed fsync the store takes no write (see walSync): a
+		// health check must say so, so that the process is restarted.
+		if err := s.w.durable.failure(); err != nil {
+			return fmt.Errorf("sqlite: writes stopped after a failed fsync of the WAL (reopen the store): %w", err)
+		}
 	}
 	return s.readErr("ping", s.readDB.PingContext(ctx))
 }
