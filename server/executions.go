@@ -16,9 +16,6 @@ const (
 	DefaultListLimit = 100
 	// MaxListLimit is the largest limit accepted.
 	MaxListLimit = 1000
-	// maxOwnerScan bounds the rows read to find a key's own rows when no
-	// run is named.
-	maxOwnerScan = 100_000
 )
 
 // ExecutionList is the answer of GET /v1/executions.
@@ -56,7 +53,9 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	case s.devMode():
 		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	default:
-		rows, err = s.ownRows(r, f)
+		// The store keeps the key's own rows (the runs it owns).
+		f.Owner = KeyName(r.Context())
+		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	}
 	if err != nil {
 		s.writeError(w, r, storeError(err))
@@ -66,39 +65,6 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 		rows = []types.Execution{}
 	}
 	writeJSON(w, http.StatusOK, &ExecutionList{Executions: rows})
-}
-
-// ownRows lists the newest rows of the caller's own runs. The store has no
-// owner filter, so it reads growing batches and keeps the rows whose run
-// the key owns, until it has f.Limit of them or the store has no more.
-func (s *Server) ownRows(r *http.Request, f types.ExecutionFilter) ([]types.Execution, error) {
-	want := f.Limit
-	owner := map[string]bool{}
-	for batch := want; ; batch *= 4 {
-		f.Limit = min(batch, maxOwnerScan)
-		rows, err := s.gw.Store().ListExecutions(r.Context(), f)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]types.Execution, 0, want)
-		for _, row := range rows {
-			mine, seen := owner[row.RunID]
-			if !seen {
-				run, err := s.gw.GetRun(r.Context(), row.RunID)
-				mine = err == nil && s.owns(r.Context(), run.Owner)
-				owner[row.RunID] = mine
-			}
-			if mine {
-				out = append(out, row)
-				if len(out) == want {
-					return out, nil
-				}
-			}
-		}
-		if len(rows) < f.Limit || f.Limit == maxOwnerScan {
-			return out, nil
-		}
-	}
 }
 
 // strictQuery refuses query parameters other than valid, naming them.

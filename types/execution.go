@@ -43,6 +43,9 @@ type Execution struct {
 type ExecutionFilter struct {
 	RunID string
 	Tool  string
+	// Owner, when set, keeps the rows of runs whose Owner it is (an API
+	// key's own rows).
+	Owner string
 	// Since, when not zero, keeps rows that finished at or after it.
 	Since time.Time
 	// Limit caps the rows returned; 0 means 100.

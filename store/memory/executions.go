@@ -115,6 +115,7 @@ func (s *Store) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]
 	matches := func(row *execRow) bool {
 		return (f.RunID == "" || log.equals(row, textRunID, f.RunID)) &&
 			(f.Tool == "" || log.equals(row, textTool, f.Tool)) &&
+			(f.Owner == "" || s.runOwnedBy(log.str(row, textRunID), f.Owner)) &&
 			(f.Since.IsZero() || !row.finished.before(since))
 	}
 	var out []types.Execution
@@ -151,4 +152,11 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 	}
 	deleted += s.pruneStats(cutoff)
 	return deleted, nil
+}
+
+// runOwnedBy reports whether the run exists and owner is its Owner. The
+// caller holds s.mu.
+func (s *Store) runOwnedBy(runID, owner string) bool {
+	run, ok := s.runs[runID]
+	return ok && run.Owner == owner
 }

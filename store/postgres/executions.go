@@ -59,6 +59,9 @@ func listExecutionsQuery(f types.ExecutionFilter) (string, []any) {
 	if f.Tool != "" {
 		where = append(where, "tool = "+p.add(f.Tool))
 	}
+	if f.Owner != "" {
+		where = append(where, "run_id IN (SELECT id FROM runs WHERE owner = "+p.add(f.Owner)+")")
+	}
 	if !f.Since.IsZero() {
 		where = append(where, "finished_at >= "+p.add(nanos(f.Since)))
 	}

@@ -55,6 +55,9 @@ func listExecutionsQuery(f types.ExecutionFilter) (string, []any) {
 	if f.Tool != "" {
 		where, args = append(where, "tool = ?"), append(args, f.Tool)
 	}
+	if f.Owner != "" {
+		where, args = append(where, "run_id IN (SELECT id FROM runs WHERE owner = ?)"), append(args, f.Owner)
+	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "finished_at >= ?"), append(args, nanos(f.Since))
 	}

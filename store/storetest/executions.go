@@ -14,6 +14,7 @@ import (
 var listExecutionCases = []testCase{
 	{"Filters", testListExecutionFilters},
 	{"DefaultLimit", testListExecutionDefaultLimit},
+	{"Owner", testListExecutionOwner},
 }
 
 var pruneCases = []testCase{
@@ -142,5 +143,55 @@ func testPrune(t *testing.T, s store.Store) {
 
 	if deleted, err := s.Prune(ctx, cutoff); err != nil || deleted != 0 {
 		t.Fatalf("second Prune = %d, %v; want 0, nil", deleted, err)
+	}
+}
+
+// testListExecutionOwner: the owner filter keeps the rows of the runs that
+// owner owns, with the other filters and the limit applied after it.
+func testListExecutionOwner(t *testing.T, s store.Store) {
+	for id, owner := range map[string]string{"mine-1": "key-a", "mine-2": "key-a", "theirs": "key-b"} {
+		run := newRun(id)
+		run.Owner, run.MaxSteps = owner, 0
+		if err := s.CreateRun(t.Context(), run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Row n (1..6) finishes at base + n minutes.
+	rows := []struct{ run, tool string }{
+		{"mine-1", "search"}, {"theirs", "search"}, {"mine-2", "refund"}, {"theirs", "refund"}, {"theirs", "search"}, {"mine-1", "refund"},
+	}
+	ids := make([]int64, len(rows)+1)
+	for i, r := range rows {
+		exec := newExecution(r.run, r.tool, at(time.Duration(i+1)*time.Minute))
+		commit(t, s, &store.Commit{Execution: exec})
+		ids[i+1] = exec.ID
+	}
+	for _, c := range []struct {
+		name   string
+		filter types.ExecutionFilter
+		want   []int
+	}{
+		{"owner", types.ExecutionFilter{Owner: "key-a"}, []int{6, 3, 1}},
+		{"owner ascending", types.ExecutionFilter{Owner: "key-a", Ascending: true}, []int{1, 3, 6}},
+		{"owner and tool", types.ExecutionFilter{Owner: "key-a", Tool: "refund"}, []int{6, 3}},
+		{"owner and limit", types.ExecutionFilter{Owner: "key-b", Limit: 2}, []int{5, 4}},
+		{"owner and run", types.ExecutionFilter{Owner: "key-a", RunID: "mine-1"}, []int{6, 1}},
+		{"owner of another's run", types.ExecutionFilter{Owner: "key-a", RunID: "theirs"}, nil},
+		{"no such owner", types.ExecutionFilter{Owner: "key-z"}, nil},
+	} {
+		got, err := s.ListExecutions(t.Context(), c.filter)
+		if err != nil {
+			t.Fatalf("%s: ListExecutions: %v", c.name, err)
+		}
+		var gotIDs, wantIDs []int64
+		for _, row := range got {
+			gotIDs = append(gotIDs, row.ID)
+		}
+		for _, n := range c.want {
+			wantIDs = append(wantIDs, ids[n])
+		}
+		if !slices.Equal(gotIDs, wantIDs) {
+			t.Errorf("%s: ids %v, want %v", c.name, gotIDs, wantIDs)
+		}
 	}
 }
