@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/types"
 )
@@ -65,7 +68,8 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 		"lookup_order": {Description: "Look up an order.", Effect: types.EffectRead, InputSchema: schema,
 			Timeout: config.Timeout{Read: config.Duration(2 * time.Second)}, Func: latency(40 * time.Millisecond)},
 		"issue_refund": {Description: "Refund an order.", Effect: types.EffectWrite, InputSchema: schema,
-			Timeout: config.Timeout{Read: config.Duration(time.Second)}, Func: latency(930 * time.Millisecond)},
+			Timeout: config.Timeout{Read: config.Duration(time.Second)}, Func: latency(930 * time.Millisecond),
+			Rules: []config.Rule{{Deny: "args.n >= 1000", Approval: true, Message: "Refunds of 1000 or more need a person's approval; wait for it."}}},
 	}}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
@@ -113,7 +117,11 @@ func TestDashboardInChromium(t *testing.T) {
 		gw.Call(ctx, run.ID, "lookup_order", map[string]any{"n": i})
 		gw.Call(ctx, run.ID, "issue_refund", map[string]any{"n": i})
 	}
-	gw.Call(ctx, run.ID, "lookup_ordr", map[string]any{}) // a typo: one failure in the history
+	gw.Call(ctx, run.ID, "lookup_ordr", map[string]any{})                        // a typo: one failure in the history
+	held, err := gw.Call(ctx, run.ID, "issue_refund", map[string]any{"n": 5000}) // held for a person
+	if err != nil || held.Code() != types.CodeApprovalRequired {
+		t.Fatalf("a large refund: %v, %+v; want approval_required", err, held)
+	}
 
 	alloc, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
@@ -190,6 +198,51 @@ func TestDashboardInChromium(t *testing.T) {
 		fail("screenshot", err)
 	}
 
+	// The waiting approval is listed; Approve asks for a name and decides.
+	listed, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#approvals .approval`)))
+	if err != nil {
+		fail("approvals panel", err)
+	}
+	if !strings.Contains(listed, "issue_refund") || !strings.Contains(listed, "5000") {
+		t.Errorf("approvals panel: %q", listed)
+	}
+	dctx, stopDialogs := context.WithCancel(bctx)
+	var prompts []string
+	var dialogs sync.WaitGroup
+	opening := chromedp.Events(dctx, page.JavascriptDialogOpening) // subscribed from here on
+	dialogs.Go(func() {
+		for ev, err := range opening {
+			if err != nil {
+				return
+			}
+			prompts = append(prompts, ev.Message)
+			// Answered from another goroutine than the one reading events.
+			dialogs.Go(func() {
+				chromedp.Call(dctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true, PromptText: "dana"})
+			})
+		}
+	})
+	err = chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(`#approvals .approval button.approve`)),
+		chromedp.WaitVisible(chromedp.CSS(`#approvals p.empty`)),
+	)
+	stopDialogs()
+	dialogs.Wait()
+	if err != nil {
+		a, _ := gw.Approval(ctx, held.Meta.ApprovalID)
+		fail("approve", fmt.Errorf("%w (prompts %q, approval %+v)", err, prompts, a))
+	}
+	if len(prompts) != 1 || !strings.Contains(prompts[0], held.Meta.ApprovalID) {
+		t.Errorf("prompts shown: %q; want one naming %s", prompts, held.Meta.ApprovalID)
+	}
+	decided, err := gw.Approval(ctx, held.Meta.ApprovalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decided.Status != store.ApprovalApproved || decided.By != "dana" {
+		t.Errorf("approval after the click: status %s by %q; want approved by dana", decided.Status, decided.By)
+	}
+
 	// A run's timeline opens on click.
 	if err := chromedp.Do(bctx,
 		chromedp.Click(chromedp.CSS(`#execs button.run[data-run="run_demo"]`)),
@@ -202,8 +255,8 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		fail("timeline", err)
 	}
-	if items != 61 {
-		t.Errorf("timeline has %d entries, want 61", items)
+	if items != 62 {
+		t.Errorf("timeline has %d entries, want 62", items)
 	}
 	replay, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#run-replay`)))
 	if err != nil {
@@ -212,6 +265,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(replay, "replay matches") {
 		t.Errorf("replay badge: %q", replay)
 	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {

@@ -138,8 +138,8 @@
       box.append(el("div", { class: "approval" },
         el("b", { text: a.tool }), ` for ${a.principal_id} (run `, runLink(a.run_id), `): `, el("code", { text: JSON.stringify(a.args) }),
         el("div", { class: "sub", text: `${a.reason} Asked ${when(a.created_at)}; expires ${new Date(a.expires_at).toLocaleString()}.` }),
-        el("button", { type: "button", onclick: () => decide("approve"), text: "Approve" }),
-        el("button", { type: "button", onclick: () => decide("deny"), text: "Deny" })));
+        el("button", { type: "button", class: "approve", onclick: () => decide("approve"), text: "Approve" }),
+        el("button", { type: "button", class: "deny", onclick: () => decide("deny"), text: "Deny" })));
     }
   }
 
