@@ -29,15 +29,10 @@ type Facts struct {
 
 // Row builds the execution row of a call. The whole envelope is kept in the
 // row, so that the run's history shows exactly what the model was told.
-func Row(f *Facts) (*types.Execution, error) {
-	row, _, err := RowStepAt(f)
-	return row, err
-}
-
-// RowStepAt is Row that also says where, in the row's Result, the digits of
-// meta.step are, for a row whose step the store numbers when it commits it
+// stepAt is where, in the row's Result, the digits of meta.step are, for a
+// row whose step the store numbers when it commits it
 // (store.Commit.TakeStep): see WithStep.
-func RowStepAt(f *Facts) (*types.Execution, int, error) {
+func Row(f *Facts) (row *types.Execution, stepAt int, err error) {
 	res := f.Result
 	envelope, stepAt, err := res.AppendJSONStepAt(make([]byte, 0, 384+len(res.Data)+len(res.Observation)), true)
 	if err != nil {
@@ -74,8 +69,8 @@ func RowStepAt(f *Facts) (*types.Execution, int, error) {
 	}, stepAt, nil
 }
 
-// WithStep returns a copy of a row's result encoded at step 0 (by
-// RowStepAt, whose stepAt it takes) with the step set to step instead.
+// WithStep returns a copy of a row's result encoded at step 0 (by Row,
+// whose stepAt it takes) with the step set to step instead.
 func WithStep(result json.RawMessage, stepAt int, step int64) json.RawMessage {
 	out := make([]byte, 0, len(result)+19)
 	out = append(out, result[:stepAt]...)

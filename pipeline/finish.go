@@ -124,7 +124,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		if f.checked != nil {
 			argsHash = f.checked.ArgsHash
 		}
-		row, stepAt, err := monitor.RowStepAt(&monitor.Facts{
+		row, stepAt, err := monitor.Row(&monitor.Facts{
 			Call: f.call, Result: res, Dependency: res.Meta.Dependency, ArgsHash: argsHash,
 			Retries: f.retries, Started: f.started, Finished: finished, StatePatch: patch,
 			ArgsValid: f.checked != nil && len(bytes.TrimSpace(f.call.Args)) > 0,

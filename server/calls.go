@@ -58,10 +58,7 @@ func writeResult(w http.ResponseWriter, res *types.Result) {
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(append(buf, '\n'))
+	writeEncoded(w, http.StatusOK, append(buf, '\n'))
 }
 
 // decodeCall reads the body of a call:

@@ -148,10 +148,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		_ = enc.Encode(internalError(err).envelope())
 	}
+	writeEncoded(w, status, buf.Bytes())
+}
+
+// writeEncoded answers status with body, JSON already encoded.
+func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // WriteError answers a gateway refusal in the shared envelope, for mounted

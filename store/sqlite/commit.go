@@ -104,7 +104,7 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 				var n int64
 				if n, err = tx.affected(ctx, commitStepSQL, runArgs...); err == nil {
 					if n == 0 {
-						_, err = admitIn(ctx, tx, e.RunID, updatedAt)
+						err = stepRefused(ctx, tx, e.RunID)
 					} else {
 						err = tx.queryRow(ctx, runVersionStepSQL, []any{e.RunID}, &version, &step)
 					}

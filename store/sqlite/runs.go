@@ -113,13 +113,19 @@ func admitIn(ctx context.Context, tx *writeTx, runID string, now int64) (int64, 
 		err := tx.queryRow(ctx, runStepSQL, []any{runID}, &step)
 		return step, err
 	}
+	return 0, stepRefused(ctx, tx, runID)
+}
+
+// stepRefused says why a step could not be taken: the run does not exist
+// (store.ErrNotFound), or its max_steps are all taken (store.ErrStepBudget).
+func stepRefused(ctx context.Context, tx *writeTx, runID string) error {
 	exists, err := tx.exists(ctx, runExistsSQL, runID)
 	switch {
 	case err != nil:
-		return 0, err
+		return err
 	case !exists:
-		return 0, store.ErrNotFound
+		return store.ErrNotFound
 	default:
-		return 0, store.ErrStepBudget
+		return store.ErrStepBudget
 	}
 }
