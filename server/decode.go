@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -406,39 +407,16 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// skipNumber skips a number by JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-// Whatever follows it is the caller's to judge ("01" stops after the 0,
-// and the 1 is then refused where a comma or bracket must be).
+// skipNumber skips a number by JSON's grammar (expr.NumberLen). Whatever
+// follows it is the caller's to judge ("01" stops after the 0, and the 1
+// is then refused where a comma or bracket must be).
 func (s *fastScanner) skipNumber() bool {
-	s.next('-')
-	switch {
-	case s.next('0'):
-	case s.i < len(s.b) && s.b[s.i] >= '1' && s.b[s.i] <= '9':
-		s.digits()
-	default:
+	n := expr.NumberLen(s.b[s.i:])
+	if n < 0 {
 		return false
 	}
-	if s.next('.') && !s.digits() {
-		return false
-	}
-	if s.next('e') || s.next('E') {
-		if !s.next('+') {
-			s.next('-')
-		}
-		if !s.digits() {
-			return false
-		}
-	}
+	s.i += n
 	return true
-}
-
-// digits skips one or more digits; false when there is none.
-func (s *fastScanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
 }
 
 func (s *fastScanner) literal(word string) bool {

@@ -244,41 +244,10 @@ func unescape(seg []byte) (any, bool) {
 
 // number scans a number literal by JSON's grammar and keeps its text.
 func (d *fastDecoder) number() (any, bool) {
-	start := d.i
-	if d.s[d.i] == '-' {
-		d.i++
-	}
-	switch {
-	case d.i < len(d.s) && d.s[d.i] == '0':
-		d.i++
-	case d.i < len(d.s) && d.s[d.i] >= '1' && d.s[d.i] <= '9':
-		d.digits()
-	default:
+	n := NumberLen(d.s[d.i:])
+	if n < 0 {
 		return nil, false
 	}
-	if d.i < len(d.s) && d.s[d.i] == '.' {
-		d.i++
-		if !d.digits() {
-			return nil, false
-		}
-	}
-	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
-			d.i++
-		}
-		if !d.digits() {
-			return nil, false
-		}
-	}
-	return json.Number(d.s[start:d.i]), true
-}
-
-// digits skips one or more digits; false when there is none.
-func (d *fastDecoder) digits() bool {
-	start := d.i
-	for d.i < len(d.s) && d.s[d.i] >= '0' && d.s[d.i] <= '9' {
-		d.i++
-	}
-	return d.i > start
+	d.i += n
+	return json.Number(d.s[d.i-n : d.i]), true
 }

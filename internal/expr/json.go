@@ -355,7 +355,14 @@ func appendString(b []byte, s string) []byte {
 }
 
 // validNumber reports whether s is a JSON number literal.
-func validNumber(s string) bool {
+func validNumber(s string) bool { return NumberLen(s) == len(s) }
+
+// NumberLen returns the length of the JSON number literal at the start of
+// s, by JSON's grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or
+// -1 when s does not start with one (or its fraction or exponent has no
+// digits). What follows the number is the caller's to judge: "01" is the
+// number 0 followed by a 1. Every JSON scanner of toolgate's uses it.
+func NumberLen[T string | []byte](s T) int {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -368,12 +375,12 @@ func validNumber(s string) bool {
 			i++
 		}
 	default:
-		return false
+		return -1
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		if i >= len(s) || !isDigit(s[i]) {
-			return false
+			return -1
 		}
 		for i < len(s) && isDigit(s[i]) {
 			i++
@@ -385,13 +392,13 @@ func validNumber(s string) bool {
 			i++
 		}
 		if i >= len(s) || !isDigit(s[i]) {
-			return false
+			return -1
 		}
 		for i < len(s) && isDigit(s[i]) {
 			i++
 		}
 	}
-	return i == len(s)
+	return i
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
