@@ -35,6 +35,7 @@ import (
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -122,9 +123,15 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 		if opts.StoreFromConfig {
 			url = cfg.Store
 		}
-		st, err := storeurl.Open(ctx, url, storeurl.Options{Owner: owner, Recover: true})
-		if err != nil {
-			return nil, err
+		var st store.Store
+		if url == "memory" && opts.Clock != nil {
+			// The store's own timestamps follow the gateway's clock.
+			st = memory.NewWithClock(opts.Clock.Now)
+		} else {
+			var err error
+			if st, err = storeurl.Open(ctx, url, storeurl.Options{Owner: owner, Recover: true}); err != nil {
+				return nil, err
+			}
 		}
 		g.store, g.ownsStore = st, true
 	}

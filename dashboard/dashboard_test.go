@@ -74,7 +74,7 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.NewWithClock(clk.Now)
 	agg, err := stats.New(context.Background(), &stats.Config{Store: st, Tools: cfg, Replica: "test", Clock: clk, FlushInterval: -1})
 	if err != nil {
 		t.Fatal(err)

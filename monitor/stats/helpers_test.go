@@ -37,7 +37,7 @@ func newStore(t testing.TB, kind string, clk clock.Clock) store.Store {
 	var st store.Store
 	switch kind {
 	case "memory":
-		st = memory.New()
+		st = memory.NewWithClock(clk.Now)
 	case "sqlite":
 		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "toolgate.db"), sqlite.Options{Owner: "test", Clock: clk})
 		if err != nil {

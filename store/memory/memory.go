@@ -48,6 +48,18 @@ func New() *Store {
 	}
 }
 
+// NewWithClock returns an empty store whose timestamps (CreatedAt and
+// UpdatedAt left zero by the caller, and the ones AbandonOwner stamps) come
+// from now. Tests that run on a fake clock give
+// it their clock's Now, so that no wall-clock time meets a fixed one.
+func NewWithClock(now func() time.Time) *Store {
+	s := New()
+	if now != nil {
+		s.now = now
+	}
+	return s
+}
+
 // Ping answers nil until the store is closed.
 func (s *Store) Ping(ctx context.Context) error {
 	s.mu.Lock()
