@@ -116,11 +116,19 @@ type Breaker struct {
 	Cooldown Duration `yaml:"cooldown" json:"cooldown"`
 }
 
-// RetryBudget caps retries to a share of recent calls.
+// RetryBudget caps the retries in flight at one time against a dependency to
+// a share of the calls active against it: a retry is allowed while the
+// retries in flight are fewer than max(min_retries, ratio * active calls).
+// A caller alone on a dependency always gets its configured attempts; the
+// budget only holds back many callers retrying at once.
 type RetryBudget struct {
-	// Ratio is the share of recent calls that may be retries. Default 0.2.
+	// Ratio is the share of the calls active against the dependency that
+	// may be retrying at the same time (Envoy's budget_percent / 100).
+	// Between 0 and 1. Default 0.2.
 	Ratio float64 `yaml:"ratio" json:"ratio"`
-	// MinRetries are allowed at any time regardless of Ratio. Default 3.
+	// MinRetries is how many retries may be in flight at a time whatever
+	// the ratio allows (Envoy's min_retry_concurrency). At least 1.
+	// Default 3.
 	MinRetries int `yaml:"min_retries" json:"min_retries"`
 }
 

@@ -179,6 +179,8 @@ func (c *Config) Normalize() error {
 		}
 		if d.RetryBudget.MinRetries == 0 {
 			d.RetryBudget.MinRetries = DefaultRetryBudgetMin
+		} else if d.RetryBudget.MinRetries < 0 {
+			bad(key+".retry_budget.min_retries", "%d must be at least 1", d.RetryBudget.MinRetries)
 		}
 	}
 	if c.Tools == nil {

@@ -40,7 +40,12 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	}
 	br := p.breakers.Get(depName, bset)
 	budget := p.budgets.Get(depName, budgetCfg)
-	budget.RecordCall()
+	endCall := budget.Begin()
+	defer endCall()
+	// releaseRetry ends the retry in flight, if any: after its attempt, or
+	// when the call gives it up.
+	releaseRetry := func() {}
+	defer func() { releaseRetry() }()
 	policy := retry.PolicyFrom(spec.Retry)
 	key := ""
 	if spec == f.spec {
@@ -72,6 +77,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			health = fail.BreakerOutcome()
 		}
 		br.Done(ticket, health)
+		releaseRetry()
 		if fail == nil {
 			out.resp, out.fail = resp, nil
 			return out
@@ -98,10 +104,12 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			out.reason = d.Reason
 			return out
 		}
-		if !budget.TryRetry() {
-			out.reason = "retry budget exhausted"
+		release, ok := budget.TryRetry()
+		if !ok {
+			out.reason = retry.ReasonBudget
 			return out
 		}
+		releaseRetry = release
 		if err := p.clock.Sleep(ctx, d.Wait); err != nil {
 			out.reason = "call deadline reached"
 			return out

@@ -146,7 +146,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		p.exec = &execute.Router{HTTP: p.httpExec}
 	}
 	p.breakers = breaker.NewSet(p.clock)
-	p.budgets = retry.NewBudgets(p.clock)
+	p.budgets = retry.NewBudgets()
 	return p, nil
 }
 

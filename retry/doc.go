@@ -19,7 +19,10 @@
 // before the deadline.
 //
 // Budget is the one stateful piece: a per-dependency retry budget that keeps
-// retries to a share of recent calls so that retries cannot turn a slow
-// dependency into a dead one. The caller consults it only after Decide said
-// yes; a retry the budget refuses ends the call with its last failure.
+// the retries in flight at one time to a share of the calls active against
+// the dependency (with a minimum allowed at a time), so that retries cannot
+// turn a slow dependency into a dead one under load, while a caller alone on
+// a dependency always gets its configured attempts. The caller consults it
+// only after Decide said yes; a retry the budget refuses ends the call with
+// its last failure.
 package retry
