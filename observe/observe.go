@@ -26,6 +26,10 @@ type Facts struct {
 	ReadTimeout time.Duration
 	// VerifyWith names the read tool that can settle an unknown outcome.
 	VerifyWith string
+	// ReadTools names the read tools that take the same arguments as this
+	// write, for the model to check an unknown outcome with when no verify
+	// read is configured (VerifyWith empty).
+	ReadTools []string
 	// RetryAfter is when the model may try again (wait advice).
 	RetryAfter time.Duration
 	// Status is the dependency's HTTP status, when it answered.
@@ -169,11 +173,11 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	dep := orTool(f.Dependency, "the service")
 	switch e.Code {
 	case types.CodeTimeoutUnknownOutcome:
-		fmt.Fprintf(b, " The request reached %s but no answer came back: it MAY have been carried out. Do not repeat it as a new action.", dep)
+		fmt.Fprintf(b, " The request reached %s but no answer came back: it MAY have been carried out.", dep)
 		if f.VerifyWith != "" {
-			fmt.Fprintf(b, " Check with %s; repeating this exact call is safe: toolgate will verify before sending anything.", f.VerifyWith)
+			fmt.Fprintf(b, " Do not repeat it as a new action. Check with %s; repeating this exact call is safe: toolgate will verify before sending anything.", f.VerifyWith)
 		} else {
-			b.WriteString(" Check with a read tool before doing anything else, or escalate.")
+			verifyFirst(b, f)
 		}
 	case types.CodeUnknownOutcome:
 		if f.VerifyWith != "" {
@@ -188,11 +192,11 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
 		switch {
 		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
-			b.WriteString(" The request was delivered, so it MAY have been carried out. Do not repeat it as a new action;")
+			b.WriteString(" The request was delivered, so it MAY have been carried out.")
 			if f.VerifyWith != "" {
-				fmt.Fprintf(b, " check with %s first.", f.VerifyWith)
+				fmt.Fprintf(b, " Do not repeat it as a new action; check with %s first.", f.VerifyWith)
 			} else {
-				b.WriteString(" check with a read tool first, or escalate.")
+				verifyFirst(b, f)
 			}
 		case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
 			fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
@@ -209,6 +213,22 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	if m.SideEffect == types.SideEffectCommitted {
 		b.WriteString(" (It had been carried out.)")
 	}
+}
+
+// verifyFirst tells the model, for a write that may have happened and has no
+// verify read, not to retry it and to check with a read first, naming the
+// read tools that take the same arguments when there are some.
+func verifyFirst(b *strings.Builder, f *Facts) {
+	b.WriteString(" Do not retry this write: sending it again could carry it out twice. Verify with a read first whether it happened")
+	switch len(f.ReadTools) {
+	case 0:
+		b.WriteString(", using a read tool that can show it.")
+	case 1:
+		fmt.Fprintf(b, ": %s takes the same arguments.", f.ReadTools[0])
+	default:
+		fmt.Fprintf(b, ": %s and %s take the same arguments.", strings.Join(f.ReadTools[:len(f.ReadTools)-1], ", "), f.ReadTools[len(f.ReadTools)-1])
+	}
+	b.WriteString(" If the read cannot tell, escalate to a person.")
 }
 
 func orTool(s, fallback string) string {

@@ -43,6 +43,13 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		m.CompletedAt, facts.CompletedAt = &at, at
 	}
 	envelope.Settle(res, effect, f.delivered)
+	if !res.OK && m.SideEffect == types.SideEffectUnknown && facts.VerifyWith == "" && f.spec != nil {
+		var who *types.Principal
+		if f.run != nil {
+			who = &f.run.Principal
+		}
+		facts.ReadTools = readToolsLike(p.tools, f.spec, who)
+	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
 
