@@ -18,10 +18,10 @@ import (
 
 // The keys of the catalogue test's server.
 const (
-	refundsKey = "refunds-bot-key-0123456789"
-	readerKey  = "reader-bot-key-01234567890"
-	pinnedKey  = "pinned-bot-key-01234567890"
-	catalogueOpsKey     = "ops-person-key-01234567890"
+	refundsKey      = "refunds-bot-key-0123456789"
+	readerKey       = "reader-bot-key-01234567890"
+	pinnedKey       = "pinned-bot-key-01234567890"
+	catalogueOpsKey = "ops-person-key-01234567890"
 )
 
 // catalogueYAML gives each key its own catalogue (CONTRACT section 14):
