@@ -78,12 +78,15 @@ func (cs *Catalogues) For(key string) *Catalogue {
 // MatchTool reports whether a tools: entry (a name or a glob of path.Match:
 // *, ?, [a-z]) matches a tool name. A malformed glob matches nothing.
 func MatchTool(pattern, tool string) bool {
-	if !strings.ContainsAny(pattern, `*?[\`) {
+	if !isGlob(pattern) {
 		return pattern == tool
 	}
 	ok, err := path.Match(pattern, tool)
 	return err == nil && ok
 }
+
+// isGlob reports whether a tools: entry is a glob rather than a name.
+func isGlob(pattern string) bool { return strings.ContainsAny(pattern, `*?[\`) }
 
 // Catalogues resolves each key's tools: list against the config's tools
 // (declared and imported alike: call it once every tool is known, as
@@ -130,10 +133,16 @@ func (c *Config) catalogue(i int, k Key, names []string) (*Catalogue, []*Problem
 				continue
 			}
 			matched := false
-			for _, n := range names {
-				if MatchTool(pattern, n) {
-					matched = true
-					cat.callable[n] = struct{}{}
+			if !isGlob(pattern) {
+				if _, matched = c.Tools[pattern]; matched {
+					cat.callable[pattern] = struct{}{}
+				}
+			} else {
+				for _, n := range names {
+					if MatchTool(pattern, n) {
+						matched = true
+						cat.callable[n] = struct{}{}
+					}
 				}
 			}
 			if !matched {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +117,32 @@ func TestMatchTool(t *testing.T) {
 	for _, tt := range tests {
 		if got := MatchTool(tt.pattern, tt.tool); got != tt.want {
 			t.Errorf("MatchTool(%q, %q) = %v, want %v", tt.pattern, tt.tool, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkCatalogues resolves the keys' lists of a 2,000-tool config once,
+// as Compile does at load: a key with two globs, one with 20 names, one
+// with none.
+func BenchmarkCatalogues(b *testing.B) {
+	cfg := &Config{Tools: map[string]*Tool{}}
+	var names []string
+	for i := range 2000 {
+		name := fmt.Sprintf("tool_%04d", i)
+		cfg.Tools[name] = &Tool{Name: name}
+		if i < 20 {
+			names = append(names, name)
+		}
+	}
+	cfg.Auth.Keys = []Key{
+		{Name: "globs", Tools: []string{"tool_000?", "tool_001?"}},
+		{Name: "names", Tools: names},
+		{Name: "all"},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ps := cfg.Catalogues(); len(ps) > 0 {
+			b.Fatal(ps)
 		}
 	}
 }
