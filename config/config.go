@@ -96,6 +96,9 @@ type Key struct {
 	// decide approvals and sees every approval request. An agent host's key
 	// must never be an approver, or the agent could approve its own calls.
 	Approver bool `yaml:"approver" json:"approver,omitempty"`
+	// Tools are the tools this key sees and may call: names or globs
+	// ("orders_*"). Default (absent): every tool. See Catalogue.
+	Tools []string `yaml:"tools" json:"tools,omitempty"`
 }
 
 // Dependency is one service that tools talk to; it has one circuit breaker.

@@ -35,6 +35,12 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return nil, err
 	}
+	return toolResult(res)
+}
+
+// toolResult is a call's envelope as a tools/call result: the observation
+// as its text, the envelope as structuredContent.
+func toolResult(res *types.Result) (*mcp.CallToolResult, error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate: encoding the result: " + err.Error()}
@@ -47,21 +53,29 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // unknownTools is receiving middleware that answers a tools/call of a tool
-// the config does not have before the SDK does: the call goes through the
-// pipeline (recorded, code unknown_tool) and the answer is the JSON-RPC
-// error MCP prescribes, carrying toolgate's observation and envelope.
-func (s *server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
-		req, ok := r.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || req.Params == nil || s.cfg.Tools[req.Params.Name] != nil {
-			return next(ctx, method, r)
+// the key's server does not list before the SDK does: the call goes through
+// the pipeline (recorded). When the pipeline finds no such tool for the
+// run's key (code unknown_tool) the answer is the JSON-RPC error MCP
+// prescribes, carrying toolgate's observation and envelope; a tool the key
+// may call but is not shown (its pinned principal lacks the permission)
+// answers the pipeline's result (forbidden) like any listed tool.
+func (s *server) unknownTools(ks *keyServer) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
+			req, ok := r.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || req.Params == nil || ks.has(req.Params.Name) {
+				return next(ctx, method, r)
+			}
+			res, err := s.do(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			if res.Code() != types.CodeUnknownTool {
+				return toolResult(res)
+			}
+			body, _ := json.Marshal(res)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Observation, Data: body}
 		}
-		res, err := s.do(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		body, _ := json.Marshal(res)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Observation, Data: body}
 	}
 }
 

@@ -79,6 +79,7 @@ func (p *Pipeline) recheckApproved(f *flight) *validate.Refusal {
 	checked, refusal := p.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
 		State: f.state, RunID: f.run.ID, CallID: f.call.CallID, SkipApprovalRules: true,
+		Key: f.run.Owner,
 	})
 	if checked != nil {
 		f.checked = checked

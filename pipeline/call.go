@@ -125,6 +125,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	checked, refusal := p.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
 		State: st, RunID: f.run.ID, CallID: f.call.CallID,
+		Key: f.run.Owner,
 	})
 	if checked != nil {
 		f.bind(checked, p.tools)

@@ -8,14 +8,14 @@ import (
 
 // listTools is GET /v1/tools?format=openai|anthropic|mcp: the tool list in
 // that ecosystem's exact shape; without a format, toolgate's own
-// {"tools": [...]}.
+// {"tools": [...]}. It lists the caller's key's tools only (listedTools).
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if e := strictQuery(q, "format"); e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	list, err := export.Format(s.gw.Config(), q.Get("format"))
+	list, err := export.Format(s.listedTools(r.Context()), q.Get("format"))
 	if err != nil {
 		s.writeError(w, r, badRequest("%v", err))
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/types"
 )
@@ -32,6 +33,9 @@ type Input struct {
 	// SkipApprovalRules passes over rules with `approval: true`: a person
 	// has approved this exact action. Flat deny rules still apply.
 	SkipApprovalRules bool
+	// Key is the name of the API key that owns the run ("" for none): a
+	// tool outside its catalogue is unknown_tool, as if it did not exist.
+	Key string
 }
 
 // Checked is a call that passed every pure check.
@@ -105,8 +109,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		in = &Input{}
 	}
 	c, ok := v.tools[in.Tool]
-	if !ok {
-		return nil, v.unknownTool(in.Tool)
+	if cat := v.catalogues.For(in.Key); !ok || !cat.Has(in.Tool) {
+		return nil, v.unknownTool(in.Tool, cat)
 	}
 
 	args, r := decodeArgs(c, in.Args)
@@ -162,21 +166,29 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 	return checked, nil
 }
 
-// unknownTool refuses a name that is not a tool.
-func (v *Validator) unknownTool(name string) *Refusal {
+// unknownTool refuses a name that is not a tool of the caller's catalogue;
+// the message names only the tools of that catalogue.
+func (v *Validator) unknownTool(name string, cat *config.Catalogue) *Refusal {
+	names := v.names
+	if cat != nil {
+		names = cat.Callable
+	}
 	var b strings.Builder
 	if name == "" {
 		b.WriteString("No tool name was given.")
 	} else {
 		fmt.Fprintf(&b, "There is no tool named %q.", shortName(name))
-		if s := suggest(name, v.names); s != "" {
+		if s := suggest(name, names); s != "" {
 			fmt.Fprintf(&b, " Did you mean %s?", s)
 		}
 	}
-	if len(v.names) == 0 {
+	switch {
+	case len(names) > 0:
+		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(names))
+	case len(v.names) > 0:
+		b.WriteString(" No tools are available to this run's API key. Do not retry; escalate to a person.")
+	default:
 		b.WriteString(" No tools are configured. Do not retry; escalate to a person.")
-	} else {
-		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(v.names))
 	}
 	return &Refusal{Code: types.CodeUnknownTool, Message: b.String(), Rule: -1}
 }

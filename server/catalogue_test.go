@@ -1,0 +1,43 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/config"
+)
+
+// TestToolsListIsTheKeysCatalogue: GET /v1/tools in every format lists the
+// caller's key's tools only, and a call of another tool is unknown_tool
+// naming only the key's tools.
+func TestToolsListIsTheKeysCatalogue(t *testing.T) {
+	b := setup(t, setupOpts{config: func(c *config.Config) {
+		c.Auth.Keys[0].Tools = []string{"echo"} // alpha
+		c.Auth.Keys[1].Tools = []string{"h*"}   // beta
+	}})
+	for _, format := range []string{"", "openai", "anthropic", "mcp"} {
+		for key, want := range map[string]string{alphaKey: "echo", betaKey: "hold"} {
+			resp := b.get("/v1/tools?format="+format, key)
+			if resp.status != http.StatusOK {
+				t.Fatalf("%s: %d %s", format, resp.status, resp.body)
+			}
+			var names []string
+			for _, n := range []string{"echo", "hold"} {
+				if strings.Contains(string(resp.body), fmt.Sprintf("%q", n)) {
+					names = append(names, n)
+				}
+			}
+			if !slices.Equal(names, []string{want}) {
+				t.Errorf("format %q: the key of %s is shown %v: %s", format, want, names, resp.body)
+			}
+		}
+	}
+	run := b.startRun(alphaKey, `{"principal":{"id":"cust_1"}}`)
+	res := b.post("/v1/runs/"+run+"/calls", alphaKey, `{"tool":"hold","args":{}}`).envelope(t)
+	if res.Code() != "unknown_tool" || !strings.Contains(res.Observation, "Available tools: echo.") || strings.Contains(res.Observation, "hold.") {
+		t.Errorf("alpha calling beta's hold: %s %q", res.Code(), res.Observation)
+	}
+}
