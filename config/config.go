@@ -58,6 +58,9 @@ type Config struct {
 	Path string `yaml:"-" json:"-"`
 	// Version is a hash of the loaded config: approvals bind to it.
 	Version string `yaml:"-" json:"-"`
+
+	// imports is what import.go keeps between Normalize and Imported.
+	imports importState
 }
 
 // Telemetry says where the spans of calls and attempts are exported.
@@ -109,6 +112,11 @@ type Dependency struct {
 	Breaker Breaker           `yaml:"breaker" json:"breaker"`
 	// RetryBudget bounds retries against this dependency.
 	RetryBudget RetryBudget `yaml:"retry_budget" json:"retry_budget"`
+	// MCP, when set, makes this dependency an MCP server (see mcp.go); its
+	// base_url is then unused.
+	MCP *MCP `yaml:"mcp" json:"mcp,omitempty"`
+	// Import brings the source's tools in (see import.go).
+	Import *Import `yaml:"import" json:"import,omitempty"`
 }
 
 // Breaker configures a dependency's circuit breaker.
@@ -165,6 +173,10 @@ type Tool struct {
 	State map[string]string `yaml:"state" json:"state,omitempty"`
 	// MaxObservationBytes bounds the observation text. Default 4096.
 	MaxObservationBytes int `yaml:"max_observation_bytes" json:"max_observation_bytes"`
+
+	// Source, when set, says where an imported tool comes from; filled in
+	// by Imported, never from YAML.
+	Source *Source `yaml:"-" json:"source,omitempty"`
 
 	// Func, when set, makes this a Go-function tool: it is called instead of
 	// an HTTP request. Set through the library API, never from YAML.

@@ -114,7 +114,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 
 	// 1 validate: the pure checks, cheapest first, then ownership (I/O) last.
 	// The state is decoded only for tools whose expressions can see it.
-	if c, ok := p.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil) {
+	if c, ok := p.val().Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil) {
 		st, err := state.Decode(f.run.State)
 		if err != nil {
 			return envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
@@ -122,13 +122,13 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 		f.state = st
 	}
 	st := f.state
-	checked, refusal := p.validator.Check(&validate.Input{
+	checked, refusal := p.val().Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
 		State: st, RunID: f.run.ID, CallID: f.call.CallID,
 		Key: f.run.Owner,
 	})
 	if checked != nil {
-		f.bind(checked, p.tools)
+		f.bind(checked, p.cfg())
 	}
 	if refusal != nil && refusal.Approval && checked != nil {
 		refusal = p.approve(ctx, f, refusal)

@@ -211,7 +211,7 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		if spec.Dependency == "" {
 			bad("dependency", "is empty; an HTTP tool needs a dependency for its base_url (or register the tool as a Go function)")
 		}
-		if spec.Request == nil {
+		if d := cfg.Dependencies[spec.Dependency]; spec.Request == nil && (d == nil || d.MCP == nil) {
 			bad("request", "is missing; an HTTP tool needs request: {method, path} (or register the tool as a Go function)")
 		}
 	}
