@@ -95,9 +95,6 @@ func selects(patterns []string, name string) bool {
 	return false
 }
 
-// isGlob reports whether a pattern has glob characters.
-func isGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
-
 // sourceKind is the kind of source a dependency is, "" for a plain HTTP one.
 func (d *Dependency) sourceKind() string {
 	switch {

@@ -48,7 +48,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		if f.run != nil {
 			who = &f.run.Principal
 		}
-		facts.ReadTools = readToolsLike(p.tools, f.spec, who)
+		facts.ReadTools = readToolsLike(p.cfg(), f.spec, who)
 	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
