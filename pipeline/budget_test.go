@@ -18,10 +18,9 @@ import (
 )
 
 // failingDependency is a real server on 127.0.0.1 that answers every request
-// with 503 and counts the requests per item (/items/{id}) and per tool path.
+// with 503 and counts the requests per path.
 type failingDependency struct {
 	mu     sync.Mutex
-	byItem map[string]int
 	byPath map[string]int
 }
 
@@ -114,6 +113,21 @@ func TestRetryBudgetLoneCallerGetsEveryAttempt(t *testing.T) {
 				t.Errorf("round %d %s: %d requests at the dependency, want %d (every attempt)", round, c.tool, got, want[c.path])
 			}
 		}
+	}
+	// The same caller's two reads in parallel (a model's parallel tool
+	// calls): still every attempt for each.
+	var wg sync.WaitGroup
+	for _, tool := range []string{"read_a", "read_b"} {
+		wg.Go(func() {
+			res, err := gw.Call(context.Background(), run.ID, tool, map[string]any{})
+			if err != nil || strings.Contains(res.Error.Message, "budget") {
+				t.Errorf("%s in parallel: %v %+v", tool, err, res)
+			}
+		})
+	}
+	wg.Wait()
+	if a, b := dep.requests("/a"), dep.requests("/b"); a != want["/a"]+4 || b != want["/b"]+3 {
+		t.Errorf("in parallel: %d and %d requests in all, want %d and %d", a, b, want["/a"]+4, want["/b"]+3)
 	}
 }
 
