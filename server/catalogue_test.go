@@ -41,3 +41,29 @@ func TestToolsListIsTheKeysCatalogue(t *testing.T) {
 		t.Errorf("alpha calling beta's hold: %s %q", res.Code(), res.Observation)
 	}
 }
+
+// TestToolsScopeAllIsForOperators: scope=all lists every tool to an
+// approver key (the dashboard's view) and is refused to an agent's key.
+func TestToolsScopeAllIsForOperators(t *testing.T) {
+	const opsKey = "ops-person-key-012345"
+	b := setup(t, setupOpts{config: func(c *config.Config) {
+		c.Auth.Keys[0].Tools = []string{"echo"}
+		c.Auth.Keys = append(c.Auth.Keys, config.Key{Name: "ops", Key: opsKey, Approver: true, Tools: []string{"echo"}})
+	}})
+	tests := []struct {
+		key, query string
+		status     int
+		hold       bool // the answer lists hold
+	}{
+		{opsKey, "?scope=all", http.StatusOK, true},
+		{opsKey, "", http.StatusOK, false},
+		{alphaKey, "?scope=all", http.StatusForbidden, false},
+		{alphaKey, "?scope=some", http.StatusBadRequest, false},
+	}
+	for _, tt := range tests {
+		resp := b.get("/v1/tools"+tt.query, tt.key)
+		if resp.status != tt.status || strings.Contains(string(resp.body), `"hold"`) != tt.hold {
+			t.Errorf("%s%s: %d %s", tt.key[:4], tt.query, resp.status, resp.body)
+		}
+	}
+}
