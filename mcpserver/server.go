@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -78,6 +79,7 @@ type server struct {
 	mu       sync.Mutex
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
 	servers  map[string]*keyServer         // by key name ("" without keys)
+	seen     atomic.Pointer[config.Config] // the configuration the lists were made from
 }
 
 // newServer builds the SDK server. When Options.Key does not pick a
@@ -95,6 +97,7 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 		version = buildVersion()
 	}
 	s.impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}
+	s.seen.Store(s.cfg)
 	return s
 }
 
