@@ -109,8 +109,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		in = &Input{}
 	}
 	c, ok := v.tools[in.Tool]
-	if cat := v.catalogues.For(in.Key); !ok || !cat.Has(in.Tool) {
-		return nil, v.unknownTool(in.Tool, cat)
+	if !ok || (in.Key != "" && !v.catalogues.For(in.Key).Has(in.Tool)) {
+		return nil, v.unknownTool(in.Tool, v.catalogues.For(in.Key))
 	}
 
 	args, r := decodeArgs(c, in.Args)

@@ -27,9 +27,11 @@ const (
 // Validator holds every tool of a config, compiled. It is immutable and
 // safe for concurrent use.
 type Validator struct {
-	env        *expr.Env
-	tools      map[string]*Compiled
-	names      []string
+	env   *expr.Env
+	tools map[string]*Compiled
+	names []string
+
+	// catalogues are the API keys' tool catalogues, resolved once.
 	catalogues *config.Catalogues
 }
 
@@ -114,6 +116,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 	v.names = slices.Sorted(maps.Keys(cfg.Tools))
 	var problems []*Problem
 	add := func(ps ...*Problem) { problems = append(problems, ps...) }
+	add(v.resolveCatalogues(cfg)...)
 	for _, name := range v.names {
 		c, ps := compileTool(cfg, env, name, cfg.Tools[name])
 		add(ps...)
@@ -150,26 +153,16 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			}
 		}
 	}
-	cats, keyProblems := cfg.Catalogues()
-	v.catalogues = cats
-	if len(problems) > 0 || len(keyProblems) > 0 {
-		return nil, joinProblems(problems, keyProblems)
+	if len(problems) > 0 {
+		// Group by tool, keeping each tool's problems in the order found.
+		slices.SortStableFunc(problems, func(a, b *Problem) int { return strings.Compare(a.Tool, b.Tool) })
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
 	}
 	return v, nil
-}
-
-// joinProblems joins the tools' problems, grouped by tool in the order
-// found, and then the keys'.
-func joinProblems(problems []*Problem, keyProblems []*config.Problem) error {
-	slices.SortStableFunc(problems, func(a, b *Problem) int { return strings.Compare(a.Tool, b.Tool) })
-	errs := make([]error, 0, len(problems)+len(keyProblems))
-	for _, p := range problems {
-		errs = append(errs, p)
-	}
-	for _, p := range keyProblems {
-		errs = append(errs, p)
-	}
-	return errors.Join(errs...)
 }
 
 // compileTool compiles everything of one tool except its lookups.
