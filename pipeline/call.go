@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -44,6 +45,7 @@ type flight struct {
 	expectKey  string // Reconcile: the operation this call may only settle
 	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
+	purpose    monitor.Purpose // why its attempts are sent; "" is monitor.PurposeCall
 }
 
 // Call runs one tool call through the seven stages and returns its result.

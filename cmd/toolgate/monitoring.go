@@ -63,9 +63,12 @@ func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolg
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	m.shutdown = shutdown
+	if opts.Logger != nil {
+		tracing.LogErrors(opts.Logger)
+	}
 	opts.Store, opts.StoreFromConfig, opts.Owner = m.store, false, m.owner
 	opts.Sinks = append(opts.Sinks, m.agg, m.metrics)
-	opts.Tracer = tp.Tracer(tracing.TracerName)
+	opts.Tracer = tracing.Tracer(tp)
 	return nil
 }
 
