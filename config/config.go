@@ -139,7 +139,8 @@ type Tool struct {
 	Permission string `yaml:"permission" json:"permission,omitempty"`
 	// InputSchema is a JSON Schema (2020-12) for the arguments.
 	InputSchema map[string]any `yaml:"input_schema" json:"input_schema,omitempty"`
-	// OutputSchema, when set, is advertised to MCP clients.
+	// OutputSchema, when set, is advertised to MCP clients and enforced: an
+	// answer that does not match it is the failure invalid_output.
 	OutputSchema map[string]any `yaml:"output_schema" json:"output_schema,omitempty"`
 	Timeout      Timeout        `yaml:"timeout" json:"timeout"`
 	Retry        Retry          `yaml:"retry" json:"retry"`

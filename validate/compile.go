@@ -64,7 +64,8 @@ type Compiled struct {
 	// Properties are the declared arguments, sorted.
 	Properties []string
 
-	args *argSchema
+	args   *argSchema
+	output *outputSchema // nil: no output_schema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
 	// unchanged ("args.order_id"): the object ids NotOwner names.
 	ownerIDArgs []string
@@ -185,6 +186,9 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		c.Required = args.required
 		c.Properties = args.props
 	}
+	out, ps := compileOutput(name, spec.OutputSchema)
+	problems = append(problems, ps...)
+	c.output = out
 	// knownArg reports whether a template or path may use an argument; it
 	// is lenient when the schema did not compile (that is reported).
 	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
