@@ -13,10 +13,10 @@ func init() {
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "tools", "[--config FILE] [--format openai|anthropic|mcp]",
+	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp]",
 		"toolgate tools --config toolgate.yaml --format openai > tools.json")
 	path := fs.String("config", "toolgate.yaml", "the config file")
-	format := fs.String("format", "", "openai, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
+	format := fs.String("format", "", "openai, openai-responses, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
