@@ -24,7 +24,14 @@ func init() {
 func mountMCP(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
 	h := mcpserver.Handler(gw, mcpserver.Options{Logger: log})
 	stop := context.AfterFunc(ctx, h.Close)
-	return []server.Mount{{Pattern: "/mcp", Handler: h}}, func() { stop(); h.Close() }, nil
+	// The protected-resource metadata (RFC 9728) the 401 of /mcp points to:
+	// bearer keys in the header, no OAuth authorization server.
+	md := mcpserver.ResourceMetadataHandler("/mcp")
+	return []server.Mount{
+		{Pattern: "/mcp", Handler: h, ResourceMetadata: mcpserver.ResourceMetadataPath + "/mcp"},
+		{Pattern: "GET " + mcpserver.ResourceMetadataPath + "/mcp", Handler: md, Public: true},
+		{Pattern: "GET " + mcpserver.ResourceMetadataPath, Handler: md, Public: true},
+	}, func() { stop(); h.Close() }, nil
 }
 
 // runMCP serves one MCP session on stdin/stdout. stdout carries protocol
