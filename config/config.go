@@ -234,6 +234,11 @@ type Rule struct {
 	Message string `yaml:"message" json:"message"`
 	// Approval holds the call for a person's decision instead of refusing.
 	Approval bool `yaml:"approval" json:"approval,omitempty"`
+	// Next is the refusal's meta.next, the machine-readable form of what
+	// the message tells the model to do: escalate, use_other_tool,
+	// fix_args, stop or continue. Default escalate. Not for approval rules
+	// (they answer wait).
+	Next string `yaml:"next" json:"next,omitempty"`
 }
 
 // Lookup calls another (read) tool with arguments built from CEL

@@ -256,7 +256,9 @@ func ruleNext(r *validate.Refusal) types.Next {
 	case r.Approval:
 		return types.NextWait
 	}
-	return ""
+	// A deny rule's next: (escalate by default), so that meta.next agrees
+	// with what the rule's message tells the model.
+	return r.RuleNext
 }
 
 // keyHonoured says the dependency dedupes this tool's writes by the

@@ -84,6 +84,9 @@ type Rule struct {
 	Code types.Code
 	// Approval holds the call for a person instead of refusing it.
 	Approval bool
+	// Next is the advice of the rule's refusal (meta.next): the rule's
+	// next:, escalate when it sets none; empty for approval rules.
+	Next types.Next
 }
 
 var (
@@ -245,6 +248,11 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 			bad(key+".code", "%q is not a code: use lower_snake_case such as over_limit", r.Code)
 		case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
 			bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
+		}
+		var nps []nextProblem
+		rule.Next, nps = ruleNext(key, r)
+		for _, p := range nps {
+			bad(p.key, "%s", p.text)
 		}
 		if r.Message != "" {
 			if t, err := expr.ParseTemplate(r.Message); err != nil {
