@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -56,7 +57,13 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		cfg.Store = *storeURL
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger})
+	tel, err := openMCPTelemetry(ctx, cfg, e.stderr, logger)
+	if err != nil {
+		return err
+	}
+	defer tel.close(context.WithoutCancel(ctx), logger)
+	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: tel.store, Owner: tel.owner, Logger: logger,
+		Sinks: []pipeline.Sink{tel.agg}, Tracer: tel.tracer})
 	if err != nil {
 		return err
 	}
