@@ -19,10 +19,14 @@ const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
 // learns that it cannot obtain a token by an OAuth flow and must be given
 // a key.
 type ResourceMetadata struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers"`
+	// Resource is the MCP endpoint's absolute URL.
+	Resource string `json:"resource"`
+	// AuthorizationServers is empty: no OAuth server issues the keys.
+	AuthorizationServers []string `json:"authorization_servers"`
+	// BearerMethodsSupported is ["header"]: Authorization: Bearer KEY.
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-	ResourceName           string   `json:"resource_name"`
+	// ResourceName is "toolgate".
+	ResourceName string `json:"resource_name"`
 	// Description is toolgate's own member (RFC 9728 allows more): how to
 	// authenticate, in words.
 	Description string `json:"toolgate_auth"`

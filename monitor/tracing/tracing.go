@@ -1,8 +1,10 @@
 // Package tracing sets up the OpenTelemetry exporter chosen in the config
 // (telemetry.traces): none, stdout or OTLP over HTTP. The spans themselves
 // are made by the pipeline: one "execute_tool {tool}" span per call,
-// following the GenAI semantic conventions, with a child "attempt N {tool}"
-// span per attempt. Pass the provider's tracer to toolgate.Options.Tracer
+// following the GenAI semantic conventions, with a CLIENT child span per
+// attempt (named after the HTTP method, with the HTTP client attributes;
+// "attempt {tool}" for Go-function tools), and "owner_lookup {tool}" and
+// "verify_lookup {tool}" spans around the attempts of lookups. Pass the provider's tracer to toolgate.Options.Tracer
 // (or pipeline.Config.Tracer):
 //
 //	tp, shutdown, err := tracing.Setup(ctx, cfg.Telemetry, os.Stderr)
