@@ -158,7 +158,8 @@ type Tool struct {
 	Permission string `yaml:"permission" json:"permission,omitempty"`
 	// InputSchema is a JSON Schema (2020-12) for the arguments.
 	InputSchema map[string]any `yaml:"input_schema" json:"input_schema,omitempty"`
-	// OutputSchema, when set, is advertised to MCP clients.
+	// OutputSchema, when set, is advertised to MCP clients and enforced: an
+	// answer that does not match it is the failure invalid_output.
 	OutputSchema map[string]any `yaml:"output_schema" json:"output_schema,omitempty"`
 	Timeout      Timeout        `yaml:"timeout" json:"timeout"`
 	Retry        Retry          `yaml:"retry" json:"retry"`
@@ -256,6 +257,11 @@ type Rule struct {
 	Message string `yaml:"message" json:"message"`
 	// Approval holds the call for a person's decision instead of refusing.
 	Approval bool `yaml:"approval" json:"approval,omitempty"`
+	// Next is the refusal's meta.next, the machine-readable form of what
+	// the message tells the model to do: escalate, use_other_tool,
+	// fix_args, stop or continue. Default escalate. Not for approval rules
+	// (they answer wait).
+	Next string `yaml:"next" json:"next,omitempty"`
 }
 
 // Lookup calls another (read) tool with arguments built from CEL

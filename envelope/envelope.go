@@ -59,7 +59,7 @@ func Data(body []byte) json.RawMessage {
 // proven never to have reached the dependency (or the dependency declined to
 // process it).
 func SideEffect(effect types.Effect, code types.Code, delivered bool) types.SideEffect {
-	if code == types.CodeOK {
+	if code == types.CodeOK || code == types.CodeInvalidOutput {
 		if effect == types.EffectRead {
 			return types.SideEffectNone
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -103,6 +104,8 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if callID == "" {
 		callID = "mcp_" + strings.ToLower(rand.Text()[:16])
 	}
+	// The call's span is the child of the traceparent in _meta, if any.
+	ctx = tracectx.FromMeta(ctx, p.Meta)
 	res, err := s.gw.Do(ctx, &types.Call{RunID: runID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
 	if err != nil {
 		return nil, s.internal("running the call", err)

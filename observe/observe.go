@@ -45,6 +45,10 @@ type Facts struct {
 	MaxBytes int
 	// RuleNext overrides the advice for a rule refusal.
 	RuleNext types.Next
+	// Answer is the tool's answer that did not match its output_schema
+	// (code invalid_output): shown in the observation, since it is not the
+	// result's data.
+	Answer []byte
 }
 
 // Annotate fills in res.Observation and the advice fields of res.Meta.
@@ -81,7 +85,7 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	case types.CodeUnknownTool, types.CodeMissingArguments, types.CodeUnknownArguments,
 		types.CodeWrongType, types.CodeInvalidArgument:
 		return types.NextFixArgs, 0, ""
-	case types.CodeForbidden, types.CodeInternalError:
+	case types.CodeForbidden, types.CodeInternalError, types.CodeInvalidOutput:
 		return types.NextEscalate, 0, ""
 	case types.CodeNotOwner, types.CodeIdempotencyConflict, types.CodeStepBudgetExhausted, types.CodeApprovalDenied:
 		return types.NextStop, 0, ""
@@ -207,6 +211,9 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " %s refused it and nothing was done; repeating the same call will get the same answer.", dep)
 	case types.CodeIdempotencyConflict:
 		b.WriteString(" Nothing was sent.")
+	case types.CodeInvalidOutput:
+		invalidOutput(b, res, f)
+		return
 	case types.CodeApprovalRequired:
 		fmt.Fprintf(b, " A person must approve it first (approval %s). Wait, then repeat this exact call once it is approved.", m.ApprovalID)
 	}
@@ -229,6 +236,22 @@ func verifyFirst(b *strings.Builder, f *Facts) {
 		fmt.Fprintf(b, ": %s and %s take the same arguments.", strings.Join(f.ReadTools[:len(f.ReadTools)-1], ", "), f.ReadTools[len(f.ReadTools)-1])
 	}
 	b.WriteString(" If the read cannot tell, escalate to a person.")
+}
+
+// invalidOutput explains an answer that broke the tool's output_schema:
+// what was done, the answer as received, and to escalate.
+func invalidOutput(b *strings.Builder, res *types.Result, f *Facts) {
+	if res.Meta.SideEffect == types.SideEffectCommitted {
+		b.WriteString(" The action WAS carried out; do not repeat it.")
+	} else {
+		b.WriteString(" Nothing was changed.")
+	}
+	b.WriteString(" The answer is not given as data because it does not have the declared shape; repeating the call will not fix that: escalate so the tool's output_schema or the service is corrected.")
+	if len(f.Answer) > 0 {
+		text, _ := Render(f.Answer, max(f.MaxBytes-b.Len()-40, 64))
+		b.WriteString(" Answer as received: ")
+		b.WriteString(text)
+	}
 }
 
 func orTool(s, fallback string) string {

@@ -69,9 +69,10 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		actx, span := p.startAttempt(ctx, spec.Name, out.attempts)
+		actx, span := p.startAttempt(ctx, spec, f.purpose, out.attempts)
 		resp, fail := p.exec.Do(actx, a)
 		endAttempt(span, resp, fail)
+		p.recordAttempt(spec.Name, f.purpose)
 		health := breaker.Success
 		if fail != nil {
 			health = fail.BreakerOutcome()

@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -44,6 +45,7 @@ type flight struct {
 	expectKey  string // Reconcile: the operation this call may only settle
 	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
+	purpose    monitor.Purpose // why its attempts are sent; "" is monitor.PurposeCall
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -255,7 +257,9 @@ func ruleNext(r *validate.Refusal) types.Next {
 	case r.Approval:
 		return types.NextWait
 	}
-	return ""
+	// A deny rule's next: (escalate by default), so that meta.next agrees
+	// with what the rule's message tells the model.
+	return r.RuleNext
 }
 
 // keyHonoured says the dependency dedupes this tool's writes by the

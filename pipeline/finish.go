@@ -42,6 +42,15 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		m.CompletedAt, facts.CompletedAt = &at, at
 	}
+	if res.OK && !m.Replayed && f.checked != nil {
+		// An answer that breaks the declared output_schema is not data:
+		// strict clients (MCP structuredContent) would reject the result.
+		if err := f.checked.Tool.CheckOutput(res.Data); err != nil {
+			facts.Answer = res.Data
+			res.OK, res.Data = false, json.RawMessage("null")
+			res.Error = &types.Error{Code: types.CodeInvalidOutput, Message: "the answer of " + f.call.Tool + " does not match its output_schema: " + err.Error()}
+		}
+	}
 	envelope.Settle(res, effect, f.delivered)
 	if !res.OK && m.SideEffect == types.SideEffectUnknown && facts.VerifyWith == "" && f.spec != nil {
 		var who *types.Principal

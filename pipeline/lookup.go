@@ -8,13 +8,14 @@ import (
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
 )
 
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
 // reads): breaker and retries as for any read, no ledger, no row of its own.
-func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
+func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
 	c, ok := p.val().Tool(tool)
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
@@ -23,8 +24,10 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline}
+	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline, purpose: purpose}
+	ctx, span := p.startLookup(ctx, purpose, tool)
 	out := p.attempt(ctx, lf, c.Spec, decoded)
+	endLookup(span, out)
 	if out.resp != nil {
 		return out.resp.Data, nil, nil
 	}
@@ -42,7 +45,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
 	}
-	data, fail, err := p.lookup(ctx, f, owner.Lookup, args)
+	data, fail, err := p.lookup(ctx, f, monitor.PurposeOwner, owner.Lookup, args)
 	switch {
 	case err != nil:
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
@@ -67,7 +70,7 @@ func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}
-	data, fail, err := p.lookup(ctx, f, v.Lookup, args)
+	data, fail, err := p.lookup(ctx, f, monitor.PurposeVerify, v.Lookup, args)
 	if err != nil {
 		return false, nil, err.Error()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -37,7 +38,8 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
+	// The call's span is the child of the caller's traceparent, if any.
+	res, err := s.gw.Pipeline().CallRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {

@@ -23,6 +23,8 @@
 //	GET  /v1/breakers               this replica's circuit breakers
 //	GET  /metrics                   Prometheus metrics (no auth)
 //	ANY  /mcp                       MCP over streamable HTTP (POST, GET, DELETE)
+//	GET  /.well-known/oauth-protected-resource      how /mcp takes its bearer keys (RFC 9728; no auth)
+//	GET  /.well-known/oauth-protected-resource/mcp  the same, at the path-suffixed name clients try first
 //	GET  /                          the dashboard (no auth)
 //	GET  /assets/                   the dashboard's files (no auth)
 //	GET  /favicon.ico               the dashboard's icon (no auth)

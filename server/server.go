@@ -67,6 +67,11 @@ type Mount struct {
 	Handler http.Handler
 	// Public routes need no key (metrics, dashboard assets).
 	Public bool
+	// ResourceMetadata, when set, is the path of the route's OAuth 2.0
+	// Protected Resource Metadata (RFC 9728): its 401 answers name that
+	// document (resource_metadata in WWW-Authenticate), so that clients
+	// such as MCP's read how to authenticate instead of guessing.
+	ResourceMetadata string
 }
 
 // Server is toolgate's HTTP API. It is safe for concurrent use.
@@ -157,7 +162,7 @@ func (s *Server) handle(m Mount) (err error) {
 	}()
 	h := m.Handler
 	if !m.Public {
-		h = s.authenticated(h)
+		h = s.authenticated(h, m.ResourceMetadata)
 	}
 	s.mux.Handle(m.Pattern, h)
 	return nil

@@ -6,7 +6,7 @@ import (
 	"github.com/toolgate/toolgate/export"
 )
 
-// listTools is GET /v1/tools?format=openai|anthropic|mcp: the tool list in
+// listTools is GET /v1/tools?format=openai|openai-responses|anthropic|mcp: the tool list in
 // that ecosystem's exact shape; without a format, toolgate's own
 // {"tools": [...]}. It lists the caller's key's tools only (listedTools);
 // scope=all, for an approver key (an operator, the dashboard), every tool.

@@ -33,6 +33,11 @@ const (
 	CodeApprovalDenied      Code = "approval_denied"
 	CodeStepBudgetExhausted Code = "step_budget_exhausted"
 	CodeInternalError       Code = "internal_error"
+	// CodeInvalidOutput is a tool's answer that does not match its
+	// output_schema: not returned as data (strict clients would reject
+	// it); the action itself was carried out (an extension of the
+	// contract's list).
+	CodeInvalidOutput Code = "invalid_output"
 
 	// Gateway refusals, answered with a 4xx/5xx status by the server.
 	CodeBadRequest      Code = "bad_request"

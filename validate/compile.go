@@ -67,7 +67,8 @@ type Compiled struct {
 	// Properties are the declared arguments, sorted.
 	Properties []string
 
-	args *argSchema
+	args   *argSchema
+	output *outputSchema // nil: no output_schema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
 	// unchanged ("args.order_id"): the object ids NotOwner names.
 	ownerIDArgs []string
@@ -86,6 +87,9 @@ type Rule struct {
 	Code types.Code
 	// Approval holds the call for a person instead of refusing it.
 	Approval bool
+	// Next is the advice of the rule's refusal (meta.next): the rule's
+	// next:, escalate when it sets none; empty for approval rules.
+	Next types.Next
 }
 
 var (
@@ -189,6 +193,9 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		c.Required = args.required
 		c.Properties = args.props
 	}
+	out, ps := compileOutput(name, spec.OutputSchema)
+	problems = append(problems, ps...)
+	c.output = out
 	// knownArg reports whether a template or path may use an argument; it
 	// is lenient when the schema did not compile (that is reported).
 	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
@@ -245,6 +252,11 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 			bad(key+".code", "%q is not a code: use lower_snake_case such as over_limit", r.Code)
 		case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
 			bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
+		}
+		var nps []nextProblem
+		rule.Next, nps = ruleNext(key, r)
+		for _, p := range nps {
+			bad(p.key, "%s", p.text)
 		}
 		if r.Message != "" {
 			if t, err := expr.ParseTemplate(r.Message); err != nil {

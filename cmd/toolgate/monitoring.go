@@ -45,7 +45,7 @@ func (m *monitoring) breakers() []breaker.Snapshot {
 
 func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error {
 	m.owner = pipeline.DefaultOwner()
-	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers})
+	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg})
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: m.owner, Recover: true})
 	if err != nil {
 		return err
@@ -63,9 +63,12 @@ func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolg
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	m.shutdown = shutdown
+	if opts.Logger != nil {
+		tracing.LogErrors(opts.Logger)
+	}
 	opts.Store, opts.StoreFromConfig, opts.Owner = m.store, false, m.owner
 	opts.Sinks = append(opts.Sinks, m.agg, m.metrics)
-	opts.Tracer = tp.Tracer(tracing.TracerName)
+	opts.Tracer = tracing.Tracer(tp)
 	return nil
 }
 
