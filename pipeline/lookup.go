@@ -15,7 +15,7 @@ import (
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
 // reads): breaker and retries as for any read, no ledger, no row of its own.
 func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
-	c, ok := p.validator.Tool(tool)
+	c, ok := f.cfg.validator.Tool(tool)
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
 	}
@@ -23,7 +23,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline}
+	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: f.deadline}
 	out := p.attempt(ctx, lf, c.Spec, decoded)
 	if out.resp != nil {
 		return out.resp.Data, nil, nil
@@ -38,7 +38,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json
 // principal, by the tool's owner lookup.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
 	owner := f.spec.Owner
-	args, err := p.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
 	}
@@ -52,7 +52,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 	case fail != nil:
 		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
 	}
-	ok, err := p.validator.OwnerAccepts(f.checked, data)
+	ok, err := f.cfg.validator.OwnerAccepts(f.checked, data)
 	if err != nil || !ok {
 		return validate.NotOwner(f.checked)
 	}
@@ -63,7 +63,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 // seen to have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
 	v := f.spec.Verify
-	args, err := p.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -78,22 +79,22 @@ type Sink interface {
 
 // Pipeline runs calls. It is safe for concurrent use.
 type Pipeline struct {
-	tools     *config.Config
-	store     store.Store
-	exec      execute.Executor
-	httpExec  *execute.HTTP
-	clock     clock.Clock
-	rand      clock.Rand
-	owner     string
-	log       *slog.Logger
-	sinks     []Sink
-	margin    time.Duration
-	tracer    trace.Tracer // nil: follow the global provider
-	noTrace   bool         // tracer is a no-op: make no spans
-	validator *validate.Validator
-	breakers  *breaker.Set
-	budgets   *retry.Budgets
-	waiters   waiters
+	cur      atomic.Pointer[live] // the configuration new calls are admitted under
+	env      *expr.Env
+	store    store.Store
+	exec     execute.Executor
+	httpExec *execute.HTTP
+	clock    clock.Clock
+	rand     clock.Rand
+	owner    string
+	log      *slog.Logger
+	sinks    []Sink
+	margin   time.Duration
+	tracer   trace.Tracer // nil: follow the global provider
+	noTrace  bool         // tracer is a no-op: make no spans
+	breakers *breaker.Set
+	budgets  *retry.Budgets
+	waiters  waiters
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -111,18 +112,18 @@ func New(cfg *Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{
-		tools:     cfg.Tools,
-		store:     cfg.Store,
-		exec:      cfg.Executor,
-		clock:     cfg.Clock,
-		rand:      cfg.Rand,
-		owner:     cfg.Owner,
-		log:       cfg.Logger,
-		sinks:     cfg.Sinks,
-		margin:    cfg.LeaseMargin,
-		tracer:    cfg.Tracer,
-		validator: v,
+		env:    env,
+		store:  cfg.Store,
+		exec:   cfg.Executor,
+		clock:  cfg.Clock,
+		rand:   cfg.Rand,
+		owner:  cfg.Owner,
+		log:    cfg.Logger,
+		sinks:  cfg.Sinks,
+		margin: cfg.LeaseMargin,
+		tracer: cfg.Tracer,
 	}
+	p.cur.Store(&live{tools: cfg.Tools, validator: v})
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -161,14 +162,15 @@ func (p *Pipeline) Close() {
 // Owner is this pipeline's name in the ledger's leases.
 func (p *Pipeline) Owner() string { return p.owner }
 
-// Validator gives access to the compiled tools (for exports and what-if).
-func (p *Pipeline) Validator() *validate.Validator { return p.validator }
+// Validator gives access to the compiled tools of the current
+// configuration (for exports and what-if).
+func (p *Pipeline) Validator() *validate.Validator { return p.cur.Load().validator }
 
 // Breakers returns the state of every circuit breaker this process holds.
 func (p *Pipeline) Breakers() []breaker.Snapshot { return p.breakers.Snapshots() }
 
-// Tools is the configuration the pipeline runs.
-func (p *Pipeline) Tools() *config.Config { return p.tools }
+// Tools is the configuration new calls are admitted under (see Reload).
+func (p *Pipeline) Tools() *config.Config { return p.cur.Load().tools }
 
 // DefaultOwner is a fresh owner name for a process: host, pid and a random
 // suffix, so that two processes never share one.

@@ -37,6 +37,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
+	s.extendWriteDeadline(w, call.Tool)
 	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
 	if err != nil {
 		e := storeError(err)

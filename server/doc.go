@@ -8,6 +8,7 @@
 //	GET  /v1/runs/{run}/replay      state rebuilt from the log     200
 //	GET  /v1/executions             monitoring rows, newest first  200
 //	GET  /v1/tools?format=          the tool list (openai, anthropic, mcp)
+//	GET  /v1/config                 the live config's version, file, load time, last reload
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
 //
 // A tool's failure is not an HTTP failure: a call answers 200 with ok false.
@@ -25,7 +26,8 @@
 // nesting (64 levels, checked on the bytes before anything is decoded),
 // strict decoding (unknown fields are named in a 400), a read deadline on
 // bodies, ReadHeaderTimeout and IdleTimeout on the server, and a
-// WriteTimeout longer than the slowest configured tool call.
+// WriteTimeout longer than the slowest configured tool call (a call of a
+// tool a reload made slower gets its own, longer write deadline).
 //
 // Other packages add routes through Options.Mounts and read the caller's
 // key name with KeyName.

@@ -132,6 +132,7 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
+		{Pattern: "GET /v1/config", Handler: http.HandlerFunc(s.getConfig)},
 		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
 		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
 		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
@@ -173,22 +174,25 @@ func (s *Server) InFlight() int64 { return s.inflight.Load() }
 // WriteTimeout is the write timeout Serve gives its http.Server.
 func (s *Server) WriteTimeout() time.Duration { return s.writeTimeout }
 
-// slowestCall is the longest a configured tool call may take: its total
-// deadline plus its ownership lookup's, which runs before that deadline
-// starts.
+// slowestCall is the longest a configured tool call may take (callBound).
 func slowestCall(cfg *config.Config) time.Duration {
 	var longest time.Duration
 	for _, t := range cfg.Tools {
-		if t == nil {
-			continue
+		if t != nil {
+			longest = max(longest, callBound(cfg, t))
 		}
-		d := t.Timeout.Total.D()
-		if t.Owner != nil {
-			if lt := cfg.Tools[t.Owner.Lookup]; lt != nil {
-				d += lt.Timeout.Total.D()
-			}
-		}
-		longest = max(longest, d)
 	}
 	return longest
+}
+
+// callBound is the longest one call of t may take: its total deadline plus
+// its ownership lookup's, which runs before that deadline starts.
+func callBound(cfg *config.Config, t *config.Tool) time.Duration {
+	d := t.Timeout.Total.D()
+	if t.Owner != nil {
+		if lt := cfg.Tools[t.Owner.Lookup]; lt != nil {
+			d += lt.Timeout.Total.D()
+		}
+	}
+	return d
 }
