@@ -1,5 +1,5 @@
 // Package config loads and checks toolgate.yaml: the dependencies, the tools
-// and their policies (CONTRACT.md section 2).
+// and their policies (docs/config.md).
 //
 // Load reads a file, expands ${VAR} from the environment, fills in the
 // documented defaults and checks everything at once; Check returns every
@@ -14,7 +14,7 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// Defaults of CONTRACT.md section 2, used when a key is absent.
+// Defaults used when a key is absent (docs/config.md lists them all).
 const (
 	DefaultListen              = "127.0.0.1:8470"
 	DefaultStore               = "sqlite:toolgate.db"

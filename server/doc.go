@@ -1,4 +1,4 @@
-// Package server is toolgate's HTTP API (CONTRACT.md section 3) on
+// Package server is toolgate's HTTP API (docs/http-api.md) on
 // net/http: it translates requests into Gateway calls and results into
 // JSON, and holds no pipeline logic of its own.
 //
