@@ -36,3 +36,20 @@ func TestGetConfig(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/openapi.json needs no key and answers the OpenAPI 3.1 document.
+func TestGetOpenAPI(t *testing.T) {
+	b := setup(t, setupOpts{})
+	resp := b.get("/v1/openapi.json", "")
+	if resp.status != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.status, resp.body)
+	}
+	var doc struct {
+		OpenAPI string         `json:"openapi"`
+		Paths   map[string]any `json:"paths"`
+	}
+	resp.decode(t, &doc)
+	if doc.OpenAPI != "3.1.0" || doc.Paths["/v1/runs/{run}/calls"] == nil {
+		t.Errorf("document: openapi %q, %d paths", doc.OpenAPI, len(doc.Paths))
+	}
+}

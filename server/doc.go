@@ -9,6 +9,7 @@
 //	GET  /v1/executions             monitoring rows, newest first  200
 //	GET  /v1/tools?format=          the tool list (openai, anthropic, mcp)
 //	GET  /v1/config                 the live config's version, file, load time, last reload
+//	GET  /v1/openapi.json           the OpenAPI 3.1 document of this API (no auth)
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
 //
 // A tool's failure is not an HTTP failure: a call answers 200 with ok false.

@@ -133,6 +133,7 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
 		{Pattern: "GET /v1/config", Handler: http.HandlerFunc(s.getConfig)},
+		{Pattern: "GET /v1/openapi.json", Handler: http.HandlerFunc(s.getOpenAPI), Public: true},
 		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
 		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
 		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
