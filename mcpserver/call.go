@@ -47,13 +47,16 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // unknownTools is receiving middleware that answers a tools/call of a tool
-// the config does not have before the SDK does: the call goes through the
-// pipeline (recorded, code unknown_tool) and the answer is the JSON-RPC
-// error MCP prescribes, carrying toolgate's observation and envelope.
+// the live config does not have before the SDK does: the call goes through
+// the pipeline (recorded, code unknown_tool) and the answer is the JSON-RPC
+// error MCP prescribes, carrying toolgate's observation and envelope. The
+// live config, not the one the tool list was made from: a tool a reload
+// removed is unknown at once, and one it added stays unknown to the SDK
+// (unlisted, not run) until a restart lists it.
 func (s *server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
 		req, ok := r.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || req.Params == nil || s.cfg.Tools[req.Params.Name] != nil {
+		if method != "tools/call" || !ok || req.Params == nil || s.gw.Config().Tools[req.Params.Name] != nil {
 			return next(ctx, method, r)
 		}
 		res, err := s.do(ctx, req)
