@@ -55,7 +55,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// WriteTimeout bounds a request from the end of its headers to the end
 	// of its answer. Default: the slowest configured tool call (its
-	// timeout.total plus its ownership lookup's) plus WriteMargin.
+	// timeout.total plus its ownership lookup's) plus WriteMargin. A call
+	// of a tool that a reload made slower than that gets its own write
+	// deadline: its tool's bound plus WriteMargin.
 	WriteTimeout time.Duration
 }
 
