@@ -1,6 +1,6 @@
 // Package envelope is stage 4 of the pipeline: it turns whatever happened
 // (data, a refusal, a dependency failure, a panic) into the one result shape
-// of CONTRACT.md section 3.
+// of docs/http-api.md ("The result envelope").
 //
 // The envelope is built once per call, here; the observation text and the
 // advice (meta.next) are added by package observe.

@@ -32,7 +32,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	if depName == "" {
 		depName = "tool:" + spec.Name
 	}
-	dep := p.cfg().Dependencies[spec.Dependency]
+	dep := f.cfg.tools.Dependencies[spec.Dependency]
 	var bset config.Breaker
 	var budgetCfg config.RetryBudget
 	if dep != nil {

@@ -21,6 +21,7 @@ import (
 // flight is the working state of one call on its way through the stages.
 type flight struct {
 	call     *types.Call
+	cfg      *live // the configuration the call was admitted under, to its end
 	run      *types.Run
 	state    map[string]any
 	started  time.Time
@@ -89,11 +90,11 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}
-	f := &flight{call: call, run: run, started: p.clock.Now(), expectKey: expectKey}
+	f := &flight{call: call, run: run, cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
-	ctx, span := p.startCall(ctx, call)
+	ctx, span := p.startCall(ctx, call, f.cfg.tools)
 	f.traceID = span.SpanContext().TraceID()
 	res := p.finish(ctx, f, p.run(ctx, f))
 	endCall(span, res)
@@ -116,7 +117,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 
 	// 1 validate: the pure checks, cheapest first, then ownership (I/O) last.
 	// The state is decoded only for tools whose expressions can see it.
-	if c, ok := p.val().Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil) {
+	if c, ok := f.cfg.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil) {
 		st, err := state.Decode(f.run.State)
 		if err != nil {
 			return envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
@@ -124,13 +125,13 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 		f.state = st
 	}
 	st := f.state
-	checked, refusal := p.val().Check(&validate.Input{
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
 		State: st, RunID: f.run.ID, CallID: f.call.CallID,
 		Key: f.run.Owner,
 	})
 	if checked != nil {
-		f.bind(checked, p.cfg())
+		f.bind(checked, f.cfg.tools)
 	}
 	if refusal != nil && refusal.Approval && checked != nil {
 		refusal = p.approve(ctx, f, refusal)

@@ -57,7 +57,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		if f.run != nil {
 			who = &f.run.Principal
 		}
-		facts.ReadTools = readToolsLike(p.cfg(), f.spec, who)
+		facts.ReadTools = readToolsLike(f.cfg.tools, f.spec, who)
 	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()

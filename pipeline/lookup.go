@@ -16,7 +16,7 @@ import (
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
 // reads): breaker and retries as for any read, no ledger, no row of its own.
 func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
-	c, ok := p.val().Tool(tool)
+	c, ok := f.cfg.validator.Tool(tool)
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
 	}
@@ -24,7 +24,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpos
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline, purpose: purpose}
+	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: f.deadline, purpose: purpose}
 	ctx, span := p.startLookup(ctx, purpose, tool)
 	out := p.attempt(ctx, lf, c.Spec, decoded)
 	endLookup(span, out)
@@ -41,7 +41,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpos
 // principal, by the tool's owner lookup.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
 	owner := f.spec.Owner
-	args, err := p.val().LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
 	}
@@ -55,7 +55,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 	case fail != nil:
 		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
 	}
-	ok, err := p.val().OwnerAccepts(f.checked, data)
+	ok, err := f.cfg.validator.OwnerAccepts(f.checked, data)
 	if err != nil || !ok {
 		return validate.NotOwner(f.checked)
 	}
@@ -66,7 +66,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 // seen to have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
 	v := f.spec.Verify
-	args, err := p.val().LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}

@@ -79,7 +79,7 @@ type Sink interface {
 
 // Pipeline runs calls. It is safe for concurrent use.
 type Pipeline struct {
-	gen      atomic.Pointer[generation] // the tools and their compiled checks
+	cur      atomic.Pointer[live] // the configuration new calls are admitted under
 	env      *expr.Env
 	store    store.Store
 	exec     execute.Executor
@@ -123,7 +123,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		margin: cfg.LeaseMargin,
 		tracer: cfg.Tracer,
 	}
-	p.gen.Store(&generation{tools: cfg.Tools, validator: v})
+	p.cur.Store(&live{tools: cfg.Tools, validator: v})
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -162,14 +162,15 @@ func (p *Pipeline) Close() {
 // Owner is this pipeline's name in the ledger's leases.
 func (p *Pipeline) Owner() string { return p.owner }
 
-// Validator gives access to the compiled tools (for exports and what-if).
-func (p *Pipeline) Validator() *validate.Validator { return p.val() }
+// Validator gives access to the compiled tools of the current
+// configuration (for exports and what-if).
+func (p *Pipeline) Validator() *validate.Validator { return p.cur.Load().validator }
 
 // Breakers returns the state of every circuit breaker this process holds.
 func (p *Pipeline) Breakers() []breaker.Snapshot { return p.breakers.Snapshots() }
 
-// Tools is the configuration the pipeline runs.
-func (p *Pipeline) Tools() *config.Config { return p.cfg() }
+// Tools is the configuration new calls are admitted under (see Reload).
+func (p *Pipeline) Tools() *config.Config { return p.cur.Load().tools }
 
 // DefaultOwner is a fresh owner name for a process: host, pid and a random
 // suffix, so that two processes never share one.

@@ -60,7 +60,7 @@ const ToolType = "function"
 // OpenTelemetry GenAI semantic conventions for tool execution. Without an
 // active tracer the span is a no-op that carries the caller's trace ID (if
 // any) for the row.
-func (p *Pipeline) startCall(ctx context.Context, call *types.Call) (context.Context, trace.Span) {
+func (p *Pipeline) startCall(ctx context.Context, call *types.Call, tools *config.Config) (context.Context, trace.Span) {
 	tr := p.activeTracer()
 	if tr == nil {
 		return ctx, noSpan{sc: trace.SpanContextFromContext(ctx)}
@@ -74,7 +74,7 @@ func (p *Pipeline) startCall(ctx context.Context, call *types.Call) (context.Con
 			semconv.GenAIToolType(ToolType),
 			attribute.String("toolgate.run.id", call.RunID),
 		)
-		if spec := p.cfg().Tools[call.Tool]; spec != nil && spec.Description != "" {
+		if spec := tools.Tools[call.Tool]; spec != nil && spec.Description != "" {
 			span.SetAttributes(semconv.GenAIToolDescription(spec.Description))
 		}
 	}

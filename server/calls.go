@@ -38,6 +38,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
+	s.extendWriteDeadline(w, call.Tool)
 	// The call's span is the child of the caller's traceparent, if any.
 	res, err := s.gw.Pipeline().CallRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
 	if err != nil {

@@ -1,4 +1,4 @@
-// Package server is toolgate's HTTP API (CONTRACT.md section 3) on
+// Package server is toolgate's HTTP API (docs/http-api.md) on
 // net/http: it translates requests into Gateway calls and results into
 // JSON, and holds no pipeline logic of its own.
 //
@@ -13,6 +13,8 @@
 //	GET  /v1/approvals              approval requests (?status=pending|approved|denied|all, limit)
 //	GET  /v1/approvals/{id}         one approval request
 //	POST /v1/approvals/{id}         approve or deny it (approver keys only)
+//	GET  /v1/config                 the live config's version, file, load time, last reload
+//	GET  /v1/openapi.json           the OpenAPI 3.1 document of this API (no auth)
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
 //
 // Routes that `toolgate serve` mounts beside them:
@@ -44,7 +46,8 @@
 // nesting (64 levels, checked on the bytes before anything is decoded),
 // strict decoding (unknown fields are named in a 400), a read deadline on
 // bodies, ReadHeaderTimeout and IdleTimeout on the server, and a
-// WriteTimeout longer than the slowest configured tool call.
+// WriteTimeout longer than the slowest configured tool call (a call of a
+// tool a reload made slower gets its own, longer write deadline).
 //
 // Other packages add routes through Options.Mounts and read the caller's
 // key name with KeyName.

@@ -33,7 +33,7 @@ type monitoring struct {
 
 func init() {
 	m := &monitoring{}
-	serveHooks = append(serveHooks, serveHook{Before: m.before, Mounts: m.mounts})
+	serveHooks = append(serveHooks, serveHook{Before: m.before, Mounts: m.mounts, Reloaded: m.reloaded})
 }
 
 func (m *monitoring) breakers() []breaker.Snapshot {
@@ -71,6 +71,9 @@ func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolg
 	opts.Tracer = tracing.Tracer(tp)
 	return nil
 }
+
+// reloaded gives the stats the reloaded config's read timeouts.
+func (m *monitoring) reloaded(cfg *config.Config) { m.agg.SetTools(cfg) }
 
 func (m *monitoring) mounts(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
 	m.gw = gw
