@@ -48,6 +48,10 @@ type Options struct {
 	// background at that interval until Close, so that the operations of a
 	// dead replica turn unknown even if no call meets them. Default 0: off.
 	ExpireLeasesEvery time.Duration
+	// Liveness configures the session-level advisory lock this store holds
+	// while it is alive, by which other replicas detect its death and it
+	// fences itself off (see the package doc). Default: on.
+	Liveness LivenessOptions
 	// Logger receives the store's few messages (a schema migration, a
 	// failed background lease expiry). Default: discarded.
 	Logger *slog.Logger
@@ -85,6 +89,8 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	closed atomic.Bool
+	// live is the liveness lock (nil when disabled).
+	live *liveness
 
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
@@ -126,6 +132,9 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 	if s.schema, err = migrate(ctx, pool, opts.Schema, opts.Logger); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	if err = s.startLiveness(ctx, cfg.ConnConfig); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
 	if opts.ExpireLeasesEvery > 0 {
 		s.sweeper.Go(s.expireLoop)
 	}
@@ -152,6 +161,7 @@ func (s *Store) Close() error {
 	}
 	close(s.stop)
 	s.sweeper.Wait()
+	s.stopLiveness()
 	s.pool.Close()
 	return nil
 }
