@@ -94,6 +94,9 @@ type Pipeline struct {
 	breakers  *breaker.Set
 	budgets   *retry.Budgets
 	waiters   waiters
+	// fencer is the store's liveness (nil for a store of one process):
+	// writes are begun under its fence and sent only while it holds.
+	fencer store.Fencer
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -123,6 +126,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		tracer:    cfg.Tracer,
 		validator: v,
 	}
+	p.fencer, _ = cfg.Store.(store.Fencer)
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
