@@ -225,22 +225,31 @@ func (l *liveness) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.opts.Bound)
 		_, err := l.conn.Exec(ctx, pingSQL)
 		cancel()
+		if err == nil && !l.confirm(gen, sent, l.now()) {
+			// Fences of this generation failed meanwhile: it ends, so
+			// that no operation begun under it stays with a live owner id.
+			err = errors.New("the ping answered after liveness had lapsed")
+		}
 		if err != nil {
 			l.lose(err)
-			continue
 		}
-		l.confirm(gen, sent)
 	}
 }
 
 // confirm extends liveness to Bound after sent, the moment a ping of
-// generation gen that answered was sent.
-func (l *liveness) confirm(gen uint64, sent time.Time) {
+// generation gen that answered at now was sent. It answers false, and
+// extends nothing, when liveness had lapsed before now: a fence may have
+// failed meanwhile, and the generation must end.
+func (l *liveness) confirm(gen uint64, sent, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if gen == l.gen && sent.Add(l.opts.Bound).After(l.validUntil) {
-		l.validUntil = sent.Add(l.opts.Bound)
+	if gen != l.gen || !now.Before(l.validUntil) {
+		return false
 	}
+	if until := sent.Add(l.opts.Bound); until.After(l.validUntil) {
+		l.validUntil = until
+	}
+	return true
 }
 
 // lose ends the current liveness: no fence of this generation holds from
