@@ -81,11 +81,16 @@ func TestFencing(t *testing.T) {
 		wantSent  int
 		wantOp    types.OpStatus // "" : no record
 		wantOwner string
+		unsettled bool // the run's state keeps refunded_paise 0 though the call succeeded
 	}{
 		{name: "live", live: true, holds: -1, want: types.CodeOK, wantSent: 1, wantOp: types.OpCompleted, wantOwner: "me/1"},
 		{name: "not live at admission", live: false, holds: -1, want: types.CodeInternalError},
 		{name: "liveness lost before the send", live: true, holds: 0, want: types.CodeInternalError},
 		{name: "owner taken over", live: true, holds: -1, deadOwner: true, want: types.CodeUnknownOutcome, wantOp: types.OpUnknown, wantOwner: "me/1"},
+		// The answer comes after the liveness lapsed: the caller gets it,
+		// but neither the ledger nor the state is settled (others may
+		// have taken the operation over and settle it themselves).
+		{name: "liveness lost after the send", live: true, holds: 1, want: types.CodeOK, wantSent: 1, wantOp: types.OpStarted, wantOwner: "me/1", unsettled: true},
 		// The claim's verify ends after the liveness lapsed: nothing is
 		// settled (the claim may be another replica's by now).
 		{name: "liveness lost while verifying", live: true, holds: 0, deadOwner: true, want: types.CodeUnknownOutcome, wantOp: types.OpStarted, wantOwner: "me/1"},
@@ -149,6 +154,11 @@ func TestFencing(t *testing.T) {
 			case tc.wantOp != "" && (err != nil || op.Status != tc.wantOp || op.Owner != tc.wantOwner):
 				t.Errorf("ledger: %+v, %v; want %s owned by %s", op, err, tc.wantOp, tc.wantOwner)
 			}
+			if r, err := st.GetRun(t.Context(), run.ID); err != nil {
+				t.Fatal(err)
+			} else if applied := refunded(t, r.State) != 0; applied != (tc.want == types.CodeOK && !tc.unsettled) {
+				t.Errorf("run state %s after %s", r.State, res.Code())
+			}
 			if tc.deadOwner && st.takeOvers == 0 {
 				t.Error("the dead owner was never taken over")
 			}
@@ -164,4 +174,16 @@ func lastArgsHash(t *testing.T, gw *toolgate.Gateway) string {
 		t.Fatalf("no execution row with an args hash: %v %v", rows, err)
 	}
 	return rows[0].ArgsHash
+}
+
+// refunded is the state's refunded_paise.
+func refunded(t *testing.T, state json.RawMessage) int64 {
+	t.Helper()
+	var st struct {
+		Refunded int64 `json:"refunded_paise"`
+	}
+	if err := json.Unmarshal(state, &st); err != nil {
+		t.Fatalf("state %s: %v", state, err)
+	}
+	return st.Refunded
 }
