@@ -126,7 +126,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		tracer:    cfg.Tracer,
 		validator: v,
 	}
-	p.fencer, _ = cfg.Store.(store.Fencer)
+	p.fencer = store.FencerOf(cfg.Store)
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}

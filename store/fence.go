@@ -44,3 +44,20 @@ type Fencer interface {
 	// this process's current owner id.
 	TakeOver(ctx context.Context, owner string) (bool, error)
 }
+
+// FencerOf returns the Fencer of s, looking through wrappers that expose
+// the store they wrap with an Unwrap() Store method (as an instrumented
+// store does), or nil when s is not shared by several processes.
+func FencerOf(s Store) Fencer {
+	for s != nil {
+		if f, ok := s.(Fencer); ok {
+			return f
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return nil
+		}
+		s = u.Unwrap()
+	}
+	return nil
+}
