@@ -473,3 +473,36 @@ func (s *Store) tryOwnerLock(ctx context.Context, owner string) (bool, error) {
 	}
 	return free, nil
 }
+
+// startedOwnersSQL lists the owners of started operations, for the sweep.
+const startedOwnersSQL = `SELECT DISTINCT owner FROM operations WHERE status = 'started' LIMIT 1000`
+
+// takeOverGone runs TakeOver for every owner of a started operation, so
+// that a dead replica's operations turn unknown even if no call meets
+// them: the sweep that first finds an owner's lock free starts its
+// fencing delay, a later one takes it over. It returns the owners taken
+// over.
+func (s *Store) takeOverGone(ctx context.Context) (int, error) {
+	if s.live == nil {
+		return 0, nil
+	}
+	rows, err := s.pool.Query(ctx, startedOwnersSQL)
+	if err != nil {
+		return 0, s.readErr("list owners", err)
+	}
+	owners, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, s.readErr("list owners", err)
+	}
+	n := 0
+	for _, owner := range owners {
+		gone, err := s.TakeOver(ctx, owner)
+		if err != nil {
+			return n, err
+		}
+		if gone {
+			n++
+		}
+	}
+	return n, nil
+}

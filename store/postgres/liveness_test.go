@@ -223,3 +223,36 @@ func TestLivenessOptionsChecked(t *testing.T) {
 		})
 	}
 }
+
+// The background sweep takes a dead owner over without any call meeting
+// its operations, long before their leases end.
+func TestTakeOverInBackground(t *testing.T) {
+	a := postgrestest.Open(t, postgres.Options{Owner: "a"})
+	b := openPeer(t, a, postgres.Options{Owner: "b", ExpireLeasesEvery: 10 * time.Millisecond,
+		Liveness: postgres.LivenessOptions{Keepalive: 20 * time.Millisecond, Bound: 100 * time.Millisecond, TakeoverDelay: 200 * time.Millisecond}})
+	fa, err := a.Fence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &types.Operation{Key: "k", ArgsHash: "h", RunID: "r", Tool: "t", Owner: fa.Owner, LeaseUntil: time.Now().Add(time.Hour)}
+	if _, began, err := a.BeginOperation(t.Context(), op); err != nil || !began {
+		t.Fatalf("BeginOperation = %v, %v", began, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := b.GetOperation(t.Context(), "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == types.OpUnknown {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operation of the closed owner still %s after 30s of background sweeps", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -45,8 +45,9 @@ type Options struct {
 	// ctx no longer applies then; see the package doc). Default 30s.
 	WriteTimeout time.Duration
 	// ExpireLeasesEvery, when positive, runs ExpireLeases(now) in the
-	// background at that interval until Close, so that the operations of a
-	// dead replica turn unknown even if no call meets them. Default 0: off.
+	// background at that interval until Close, and TakeOver for the owner
+	// of every started operation, so that the operations of a dead replica
+	// turn unknown even if no call meets them. Default 0: off.
 	ExpireLeasesEvery time.Duration
 	// Liveness configures the session-level advisory lock this store holds
 	// while it is alive, by which other replicas detect its death and it
@@ -182,6 +183,13 @@ func (s *Store) expireLoop() {
 			s.opts.Logger.Warn("postgres: background lease expiry failed", "err", err)
 		case n > 0:
 			s.opts.Logger.Info("postgres: leases expired; their operations are now unknown", "operations", n)
+		}
+		gone, err := s.takeOverGone(context.Background())
+		switch {
+		case err != nil && !errors.Is(err, store.ErrClosed):
+			s.opts.Logger.Warn("postgres: background takeover of dead owners failed", "err", err)
+		case gone > 0:
+			s.opts.Logger.Info("postgres: owners found dead; their operations are now unknown", "owners", gone)
 		}
 	}
 }
