@@ -204,6 +204,7 @@ func (l *liveness) acquire(ctx context.Context) error {
 func (l *liveness) run() {
 	t := time.NewTicker(l.opts.Keepalive)
 	defer t.Stop()
+	failures := 0 // attempts to re-acquire in a row that failed
 	for {
 		select {
 		case <-l.stop:
@@ -212,9 +213,13 @@ func (l *liveness) run() {
 		}
 		if l.conn == nil {
 			if err := l.acquire(context.Background()); err != nil {
-				l.log.Warn("postgres: liveness lock not re-acquired; writes stay stopped", "err", err)
+				if failures%50 == 0 { // the first, then every 50th
+					l.log.Warn("postgres: liveness lock not re-acquired; writes stay stopped", "attempts", failures+1, "err", err)
+				}
+				failures++
 				continue
 			}
+			failures = 0
 			l.log.Info("postgres: liveness lock re-acquired under a new owner id; writes resume", "owner", l.Owner())
 			continue
 		}
