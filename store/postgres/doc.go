@@ -73,7 +73,11 @@
 // at most Bound later. TakeOver waits LivenessOptions.TakeoverDelay (more
 // than Bound) after it first found the lock free, measured on its own
 // monotonic clock, and then turns owner's started operations into unknown
-// ones. Only durations measured within one process are compared: no wall
-// clock of two machines ever is. docs/replicas.md says what this
-// guarantees under clock skew and network partitions.
+// ones. An owner id without the generation and random part (a replica of
+// an earlier toolgate, a store with liveness disabled) holds no lock and
+// is never taken over so: its leases apply. Only durations measured within
+// one process are compared, never the wall clocks of two machines.
+// docs/replicas.md says what this guarantees under clock skew and network
+// partitions. The lock needs a session of its own: behind PgBouncer in
+// transaction mode, connect to PostgreSQL directly or in session mode.
 package postgres

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"regexp"
 	"sync"
 	"time"
 
@@ -154,6 +155,12 @@ func newOwnerID(base string, gen uint64) string {
 	return fmt.Sprintf("%s/%d-%s", base, gen, hex.EncodeToString(b[:]))
 }
 
+// livenessSuffix matches what newOwnerID appends to the base name. An
+// owner id without it holds no liveness lock (a replica of an earlier
+// toolgate, or a store with liveness disabled): its free lock says
+// nothing, so it is never taken over; its leases apply.
+var livenessSuffix = regexp.MustCompile(`/[0-9]+-[0-9a-f]{8}$`)
+
 // acquire opens a new lock connection and takes the lock of a new owner
 // id on it; liveness is confirmed from the moment the statement was sent.
 func (l *liveness) acquire(ctx context.Context) error {
@@ -299,7 +306,7 @@ func (l *liveness) holds(f store.Fence, now time.Time) bool {
 func (l *liveness) decide(owner string, now time.Time) (takeOver, tryLock bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if owner == "" || owner == l.owner {
+	if owner == l.owner || !livenessSuffix.MatchString(owner) {
 		return false, false
 	}
 	p := l.probes[owner]

@@ -17,10 +17,10 @@ func TestLivenessDecisions(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	newL := func() *liveness {
 		l := &liveness{opts: LivenessOptions{Keepalive: 100 * time.Millisecond, Bound: time.Second, TakeoverDelay: 2 * time.Second}.withDefaults()}
-		l.gen, l.owner, l.validUntil = 3, "me/3-x", at(time.Second)
+		l.gen, l.owner, l.validUntil = 3, "me/3-0000beef", at(time.Second)
 		return l
 	}
-	cur := store.Fence{Owner: "me/3-x", Gen: 3}
+	cur := store.Fence{Owner: "me/3-0000beef", Gen: 3}
 
 	t.Run("confirm", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -51,7 +51,7 @@ func TestLivenessDecisions(t *testing.T) {
 		}{
 			{"current, confirmed", cur, 999 * time.Millisecond, true},
 			{"current, lapsed", cur, time.Second, false},
-			{"earlier generation", store.Fence{Owner: "me/2-y", Gen: 2}, 0, false},
+			{"earlier generation", store.Fence{Owner: "me/2-0000cafe", Gen: 2}, 0, false},
 		} {
 			l := newL()
 			if got := l.holds(tc.f, at(tc.now)); got != tc.holds {
@@ -86,14 +86,16 @@ func TestLivenessDecisions(t *testing.T) {
 		}
 		for _, s := range steps {
 			if s.probe != nil {
-				l.record("other/1-z", *s.probe, at(s.now))
+				l.record("other/1-0a1b2c3d", *s.probe, at(s.now))
 			}
-			if take, try := l.decide("other/1-z", at(s.now)); take != s.takeOver || try != s.tryLock {
+			if take, try := l.decide("other/1-0a1b2c3d", at(s.now)); take != s.takeOver || try != s.tryLock {
 				t.Errorf("%s: decide = %v, %v; want %v, %v", s.what, take, try, s.takeOver, s.tryLock)
 			}
 		}
-		if take, try := l.decide("me/3-x", at(time.Hour)); take || try {
-			t.Error("the current owner id is probed or taken over")
+		for _, owner := range []string{"me/3-0000beef", "host-42-0a1b2c3d", "", "other/1-z"} {
+			if take, try := l.decide(owner, at(time.Hour)); take || try {
+				t.Errorf("owner id %q (the current one, or one that holds no liveness lock) is probed or taken over", owner)
+			}
 		}
 	})
 }
