@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -157,6 +158,18 @@ func TestReplicaFailoverInSeconds(t *testing.T) {
 		ownerA, n, slowest.Round(time.Millisecond), codes, posts, len(perOrder), duplicates)
 	if posts != n || duplicates != 0 || len(perOrder) != n/2 {
 		t.Errorf("provider: %d requests, refunds per order %v; want %d requests and one refund for each of the %d made", posts, perOrder, n, n/2)
+	}
+	// The state took each verified refund once.
+	var paid int64
+	for _, r := range prov.Refunds() {
+		paid += r.AmountPaise
+	}
+	var doc struct {
+		State map[string]any `json:"state"`
+	}
+	c.get("/v1/runs/"+run, supportKey).decode(t, &doc)
+	if doc.State["refunded_paise"] != json.Number(fmt.Sprint(paid)) || paid != 2001+2002+2003+2004+2005 {
+		t.Errorf("state %v, want refunded_paise %d (the 5 refunds made, each once)", doc.State, paid)
 	}
 	client.CloseIdleConnections()
 }
