@@ -57,7 +57,10 @@ type Config struct {
 	// Rand is the jitter source. Default: a shared random source.
 	Rand clock.Rand
 	// Owner names this process in the ledger's leases. Default:
-	// hostname-pid-random.
+	// hostname-pid-random. With a store that is a store.Fencer
+	// (PostgreSQL), a write's operation is owned by the owner id of the
+	// store's liveness fence instead, which changes when the liveness is
+	// lost and regained.
 	Owner string
 	// Logger gets one line per call at info. Default: slog.Default().
 	Logger *slog.Logger
@@ -162,7 +165,9 @@ func (p *Pipeline) Close() {
 	}
 }
 
-// Owner is this pipeline's name in the ledger's leases.
+// Owner is this pipeline's name in the ledger's leases (with a
+// store.Fencer, the prefix of its fences' owner ids when the store was
+// opened under it).
 func (p *Pipeline) Owner() string { return p.owner }
 
 // Validator gives access to the compiled tools (for exports and what-if).
