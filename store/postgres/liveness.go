@@ -302,7 +302,8 @@ func (l *liveness) holds(f store.Fence, now time.Time) bool {
 
 // decide says, before any probe, whether owner is taken over (gone for
 // TakeoverDelay), and whether its lock should be tried now (its last try
-// is at least Keepalive old).
+// is at least Keepalive old). A try it grants is reserved, so that
+// concurrent waiters on one owner make one probe.
 func (l *liveness) decide(owner string, now time.Time) (takeOver, tryLock bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -312,19 +313,19 @@ func (l *liveness) decide(owner string, now time.Time) (takeOver, tryLock bool) 
 	p := l.probes[owner]
 	switch {
 	case p == nil:
+		l.entry(owner).checked = now
 		return false, true
 	case !p.goneSince.IsZero():
 		return now.Sub(p.goneSince) >= l.opts.TakeoverDelay, false
+	case now.Sub(p.checked) >= l.opts.Keepalive:
+		p.checked = now
+		return false, true
 	}
-	return false, now.Sub(p.checked) >= l.opts.Keepalive
+	return false, false
 }
 
-// record notes the result of trying owner's lock; at is a reading taken
-// after the answer arrived, so it is later than the end of owner's
-// session when free is true.
-func (l *liveness) record(owner string, free bool, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// entry returns owner's probe, made if missing (l.mu held).
+func (l *liveness) entry(owner string) *probe {
 	if l.probes == nil {
 		l.probes = map[string]*probe{}
 	}
@@ -336,6 +337,16 @@ func (l *liveness) record(owner string, free bool, at time.Time) {
 		p = &probe{}
 		l.probes[owner] = p
 	}
+	return p
+}
+
+// record notes the result of trying owner's lock; at is a reading taken
+// after the answer arrived, so it is later than the end of owner's
+// session when free is true.
+func (l *liveness) record(owner string, free bool, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.entry(owner)
 	p.checked = at
 	if free && p.goneSince.IsZero() {
 		p.goneSince = at

@@ -76,6 +76,7 @@ func TestLivenessDecisions(t *testing.T) {
 			takeOver, tryLock bool
 		}{
 			{what: "never probed", now: 0, tryLock: true},
+			{what: "another waiter meanwhile: one probe at a time", now: 50 * time.Millisecond},
 			{what: "held", now: 0, probe: ptr(false)},
 			{what: "probed just now", now: 99 * time.Millisecond},
 			{what: "a keepalive later", now: 100 * time.Millisecond, tryLock: true},
