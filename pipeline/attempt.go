@@ -22,6 +22,7 @@ type outcome struct {
 	attempts int
 	retries  int
 	reason   string // why the retries stopped
+	fenced   bool   // stopped before an attempt: this process lost its liveness
 }
 
 // attempt runs a tool against its dependency: breaker, attempt, classify,
@@ -59,6 +60,13 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 
 	var out outcome
 	for {
+		if spec == f.spec && f.fence != nil && !p.fencer.Holds(*f.fence) {
+			// Fencing, checked last before each send: others may take
+			// this write over soon, and it must not reach the dependency
+			// after they may have.
+			out.fenced, out.reason = true, "toolgate lost its liveness in the shared database"
+			return out
+		}
 		ticket, err := br.Allow()
 		if err != nil {
 			var open *breaker.OpenError
@@ -123,6 +131,9 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.fail == nil {
+		if out.fenced {
+			return envelope.Fail(types.CodeInternalError, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing. Try again in a few seconds.", types.Meta{})
+		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
 			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})

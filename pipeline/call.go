@@ -32,6 +32,7 @@ type flight struct {
 	depName  string
 	key      string
 	step     int64
+	fence    *store.Fence // the liveness a write was begun under
 
 	attempts   int
 	retries    int

@@ -67,7 +67,11 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	// another call of the run committed first.
 	var patchFor func(map[string]any) (json.RawMessage, error)
 	var patch json.RawMessage
-	if res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
+	fenced := p.fencedSettlement(f)
+	if fenced {
+		facts.Note = "toolgate lost its connection to the shared database before recording this outcome, so the run's state was not updated; the operation is checked again on the next repeat."
+	}
+	if !fenced && res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
 		data, err := expr.Decode(res.Data)
 		if err == nil {
 			patchFor = func(st map[string]any) (json.RawMessage, error) {
@@ -194,4 +198,18 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		}
 		return nil
 	}
+}
+
+// fencedSettlement reports whether the call's ledger settlement must be
+// dropped, and drops it: the write was begun under a liveness fence that
+// no longer holds, so other processes may have taken its operation over
+// (and may settle it, and apply its state update, themselves). A deletion
+// stays: it records that nothing was delivered, and leaves the key free.
+func (p *Pipeline) fencedSettlement(f *flight) bool {
+	if f.fence == nil || f.opUpdate == nil || f.opUpdate.Status == "" || p.fencer.Holds(*f.fence) {
+		return false
+	}
+	p.log.Warn("liveness lost before the outcome was recorded; the operation is left to be checked again", "key", f.key, "owner", f.fence.Owner)
+	f.opUpdate = nil
+	return true
 }

@@ -120,6 +120,10 @@ func (p *Pipeline) verifyUnknown(ctx context.Context, f *flight, op *types.Opera
 
 func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *types.Result {
 	found, data, why := p.verify(ctx, f)
+	if f.fence != nil && !p.fencer.Holds(*f.fence) {
+		// The claim may be another process's by now: settle nothing.
+		return envelope.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
+	}
 	if found {
 		f.verified = true
 		f.settle(types.OpCompleted)

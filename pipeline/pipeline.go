@@ -58,7 +58,10 @@ type Config struct {
 	// Rand is the jitter source. Default: a shared random source.
 	Rand clock.Rand
 	// Owner names this process in the ledger's leases. Default:
-	// hostname-pid-random.
+	// hostname-pid-random. With a store that is a store.Fencer
+	// (PostgreSQL), a write's operation is owned by the owner id of the
+	// store's liveness fence instead, which changes when the liveness is
+	// lost and regained.
 	Owner string
 	// Logger gets one line per call at info. Default: slog.Default().
 	Logger *slog.Logger
@@ -95,6 +98,9 @@ type Pipeline struct {
 	breakers *breaker.Set
 	budgets  *retry.Budgets
 	waiters  waiters
+	// fencer is the store's liveness (nil for a store of one process):
+	// writes are begun under its fence and sent only while it holds.
+	fencer store.Fencer
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -124,6 +130,7 @@ func New(cfg *Config) (*Pipeline, error) {
 		tracer: cfg.Tracer,
 	}
 	p.cur.Store(&live{tools: cfg.Tools, validator: v})
+	p.fencer = store.FencerOf(cfg.Store)
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -159,7 +166,9 @@ func (p *Pipeline) Close() {
 	}
 }
 
-// Owner is this pipeline's name in the ledger's leases.
+// Owner is this pipeline's name in the ledger's leases (with a
+// store.Fencer, the prefix of its fences' owner ids when the store was
+// opened under it).
 func (p *Pipeline) Owner() string { return p.owner }
 
 // Validator gives access to the compiled tools of the current
