@@ -246,7 +246,8 @@ type Idempotency struct {
 type Rule struct {
 	// Deny is a CEL expression; true refuses the call. Required.
 	Deny string `yaml:"deny" json:"deny"`
-	// Code is the outcome code of the refusal. Default "rule_denied".
+	// Code is the outcome code of the refusal. Default "rule_denied"
+	// ("approval_required" for an approval rule).
 	Code string `yaml:"code" json:"code"`
 	// Message is a template shown to the model: say what to do instead.
 	// Required.
