@@ -230,7 +230,7 @@ type Request struct {
 	Method string `yaml:"method" json:"method"`
 	// Path is a template: "/orders/{order_id}". Arguments used in the path
 	// are not sent again; GET and DELETE send the rest as the query string,
-	// other methods as a JSON body.
+	// other methods as a JSON body. Required (it must start with /).
 	Path string `yaml:"path" json:"path"`
 }
 
@@ -268,11 +268,13 @@ type Idempotency struct {
 
 // Rule is one CEL business rule.
 type Rule struct {
-	// Deny is a CEL expression; true refuses the call.
+	// Deny is a CEL expression; true refuses the call. Required.
 	Deny string `yaml:"deny" json:"deny"`
-	// Code is the outcome code of the refusal. Default "rule_denied".
+	// Code is the outcome code of the refusal. Default "rule_denied"
+	// ("approval_required" for an approval rule).
 	Code string `yaml:"code" json:"code"`
-	// Message is a template shown to the model.
+	// Message is a template shown to the model: say what to do instead.
+	// Required.
 	Message string `yaml:"message" json:"message"`
 	// Approval holds the call for a person's decision instead of refusing.
 	Approval bool `yaml:"approval" json:"approval,omitempty"`
@@ -286,14 +288,16 @@ type Rule struct {
 // Lookup calls another (read) tool with arguments built from CEL
 // expressions, then judges its result with a CEL expression.
 type Lookup struct {
-	// Lookup names the read tool.
+	// Lookup names the read tool (its effect must be read). Required.
 	Lookup string `yaml:"lookup" json:"lookup"`
 	// Args maps the lookup's argument names to CEL expressions over args,
 	// principal and state.
 	Args map[string]string `yaml:"args" json:"args"`
 	// Expect (owner) must be true for the principal to own the object.
+	// Required.
 	Expect string `yaml:"expect" json:"expect,omitempty"`
 	// Found (verify) is true when the write is seen to have happened.
+	// Required.
 	Found string `yaml:"found" json:"found,omitempty"`
 	// Result (verify, optional) picks the data a verified call returns from
 	// the read's answer, e.g.

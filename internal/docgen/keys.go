@@ -220,11 +220,14 @@ var onlyUnder = regexp.MustCompile("^`[a-z_]+` \\(([a-z_]+)[,)]")
 // defaultRE finds "Default X." (X may hold dots inside numbers, "0.2").
 var defaultRE = regexp.MustCompile(`\bDefault(?: \([^)]*\))?:? (.+?)\.(?:\s|$)`)
 
+// requiredRE finds "Required" as a word (the sentence may go on).
+var requiredRE = regexp.MustCompile(`\bRequired\b`)
+
 func defaultOf(doc string) string {
 	if m := defaultRE.FindStringSubmatch(doc); m != nil {
 		return m[1]
 	}
-	if strings.Contains(doc, "Required.") {
+	if requiredRE.MatchString(doc) {
 		return "required"
 	}
 	return ""

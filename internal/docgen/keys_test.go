@@ -8,6 +8,8 @@ func TestDefaultOf(t *testing.T) {
 		{"`listen` is the server's address. Default 127.0.0.1:8470.", "127.0.0.1:8470"},
 		{"`total` bounds the whole call. Default: max_attempts x (connect + read).", "max_attempts x (connect + read)"},
 		{"`key` is the secret itself. Required.", "required"},
+		{"`name` names the key. Required, unique.", "required"},
+		{"`dependency` is required for HTTP tools.", ""},
 		{"`approval` holds the call for a person's decision instead of refusing.", ""},
 	}
 	for _, c := range cases {
