@@ -197,6 +197,7 @@ func (c *Config) Normalize() error {
 			errs = append(errs, e)
 		}
 	}
+	errs = append(errs, c.normalizeQuotas()...)
 	if len(c.Tools) == 0 {
 		bad("tools", "no tools are declared")
 	}

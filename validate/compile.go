@@ -63,6 +63,13 @@ type Compiled struct {
 	Required []string
 	// Properties are the declared arguments, sorted.
 	Properties []string
+	// Quotas are the tool's compiled quotas, in config order.
+	Quotas []*Quota
+	// StateWriter is true when a call of the tool reads the run's state
+	// (its rules, owner, verify or quota expressions use state) or changes
+	// it (it has state updates): such calls of one run are judged one
+	// after another (see pipeline's state-writer slot).
+	StateWriter bool
 
 	args *argSchema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
@@ -148,6 +155,9 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 				c.VerifyResult = prog
 			}
 		}
+	}
+	for _, c := range v.tools {
+		c.StateWriter = c.readsOrWritesState()
 	}
 	if len(problems) > 0 {
 		// Group by tool, keeping each tool's problems in the order found.
@@ -270,6 +280,8 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 			}
 		}
 	}
+
+	c.Quotas = compileQuotas(env, spec.Quotas, bad)
 
 	// State updates.
 	if len(spec.State) > 0 {

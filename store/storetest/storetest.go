@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Approvals", approvalCases},
 		{"AdmitAndBegin", admitAndBeginCases},
 		{"Lifecycle", lifecycleCases},
+		{"Limits", limitCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

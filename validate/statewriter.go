@@ -1,0 +1,31 @@
+package validate
+
+import "github.com/toolgate/toolgate/internal/expr"
+
+// readsOrWritesState decides StateWriter once, from the compiled
+// expressions: any state update, or any rule, lookup or quota expression
+// that uses the variable state.
+func (c *Compiled) readsOrWritesState() bool {
+	if len(c.StateExprs) > 0 {
+		return true
+	}
+	progs := []*expr.Program{c.OwnerExpect, c.VerifyFound, c.VerifyResult}
+	for _, r := range c.Rules {
+		progs = append(progs, r.Deny)
+	}
+	for _, p := range c.OwnerArgs {
+		progs = append(progs, p)
+	}
+	for _, p := range c.VerifyArgs {
+		progs = append(progs, p)
+	}
+	for _, q := range c.Quotas {
+		progs = append(progs, q.Amount)
+	}
+	for _, p := range progs {
+		if p.Uses("state") {
+			return true
+		}
+	}
+	return false
+}
