@@ -52,6 +52,10 @@ func (c *Config) normalizeQuotas() []error {
 		if t == nil {
 			continue
 		}
+		if len(t.Quotas) > 0 && t.Effect != "" && t.Effect != "write" {
+			errs = append(errs, &Problem{File: c.Path, Key: "tools." + name + ".quotas",
+				Why: fmt.Sprintf("quotas count the operations a write begins; this tool's effect is %s", t.Effect)})
+		}
 		names := map[string]bool{}
 		for i := range t.Quotas {
 			q := &t.Quotas[i]

@@ -29,3 +29,8 @@ func (c *Compiled) readsOrWritesState() bool {
 	}
 	return false
 }
+
+// Limited reports whether the tool's calls are admitted under limits that
+// must hold when calls run in parallel: it is a state writer, or it has
+// quotas.
+func (c *Compiled) Limited() bool { return c.StateWriter || len(c.Quotas) > 0 }

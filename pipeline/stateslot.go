@@ -1,0 +1,248 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// State rules judged in order.
+//
+// A rule that reads the run's state is a read followed, much later, by a
+// write: between the two, other calls of the run may commit. So a call of
+// a tool that reads or changes state (validate.Compiled.StateWriter) holds
+// the run's state-writer slot from its admission to its commit: at most
+// one such call of a run is in flight. The slot is taken by the store in
+// the same durable write that takes the step and begins the operation
+// (store.Limiter.Admit), and cleared by the commit that settles the call,
+// so the database is the arbiter, across processes and replicas.
+//
+// The call is judged first against the run it read; the admission says
+// the run's version at the moment the slot was taken. If another call
+// committed in between, the state may have changed, and the call is
+// judged again, now that no other state writer can commit: a call that
+// then fails its rules deletes the operation it began and is answered as
+// refused. A call that finds the slot taken waits for it (woken at once by
+// a commit in this process; polling the store otherwise), bounded by its
+// deadline less the time one attempt needs, and is then judged against the
+// new state; past that it answers run_busy (nothing done, wait and
+// repeat). See awaitWriter for the bound. Calls that neither read nor change state never touch the slot.
+//
+// A holder that dies leaves the slot to its lease (the call's deadline
+// plus the lease margin, as its operation's) or to AbandonOwner.
+
+// admitLimited admits a limited call (f.checked.Tool.Limited()): it
+// returns nil when the call is admitted and must execute (f.step set; a
+// write's operation begun by this call), or the call's answer.
+func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Limiter) *types.Result {
+	for {
+		a, res := p.admission(f)
+		if res != nil {
+			return res
+		}
+		got, err := limiter.Admit(ctx, a)
+		switch {
+		case errors.Is(err, store.ErrWriterBusy):
+			if res := p.awaitWriter(ctx, f, limiter); res != nil {
+				return res
+			}
+			if res := p.rejudge(ctx, f); res != nil {
+				f.takeStep = true // nothing was admitted: the row takes the step
+				return res
+			}
+			continue
+		case errors.Is(err, store.ErrStepBudget):
+			return p.exhausted(f)
+		case err != nil:
+			p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
+			return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
+		case got.Denied != nil:
+			f.takeStep = true
+			return p.quotaExceeded(f, got.Denied)
+		}
+		f.step = got.Step
+		if a.Writer != nil {
+			f.holder = a.Writer.Holder
+			if got.Version != f.run.Version {
+				// Another call committed since f.run was read: judge again
+				// against the state this call now holds alone.
+				if res := p.rejudge(ctx, f); res != nil {
+					if got.Began {
+						f.settle("") // nothing was sent: forget the operation
+					}
+					return res
+				}
+			}
+		}
+		if a.Operation == nil || got.Began {
+			return nil
+		}
+		// The operation exists (a repeat, or one in flight elsewhere):
+		// the ledger decides, as for any write; the step is taken.
+		bctx, cancel := context.WithTimeout(ctx, f.deadline.Sub(p.clock.Now()))
+		defer cancel()
+		return p.begin(bctx, f, nil)
+	}
+}
+
+// admission builds the store's admission of f: the slot for a state
+// writer, the operation for a write, and the quota claims.
+func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
+	now := p.clock.Now()
+	a := &store.Admission{RunID: f.run.ID, Now: now}
+	c := f.checked.Tool
+	if c.StateWriter {
+		a.Writer = &store.WriterClaim{Holder: p.owner + "/" + f.call.CallID + "/" + randomID(4), Owner: p.owner, LeaseUntil: f.deadline.Add(p.margin)}
+	}
+	if f.spec.Effect == types.EffectWrite {
+		a.Operation = &types.Operation{
+			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
+			Status: types.OpStarted, Owner: p.owner,
+			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: now, UpdatedAt: now,
+		}
+		uses, err := f.checked.QuotaUses()
+		if err != nil {
+			f.takeStep = true
+			return nil, p.refused(f, &validate.Refusal{Code: validate.CodeRuleError, Rule: -1,
+				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
+		}
+		for _, u := range uses {
+			a.Quotas = append(a.Quotas, store.QuotaClaim{Quota: u.Quota.Name, Key: u.Key, Amount: u.Amount, Limit: u.Quota.Limit, Window: u.Quota.Window})
+		}
+	}
+	return a, nil
+}
+
+// rejudge reads the run again and judges the call against it. It returns
+// nil when the call still passes, or its answer (a refusal).
+func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
+	run, err := p.store.GetRun(ctx, f.run.ID)
+	if err != nil {
+		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
+		return envelope.Fail(types.CodeInternalError, "toolgate could not read the run's state; nothing was done. Try again shortly or escalate.", types.Meta{})
+	}
+	key := f.key
+	f.run = run
+	refusal, res := p.judge(ctx, f)
+	switch {
+	case res != nil:
+		return res
+	case refusal != nil:
+		return p.refused(f, refusal)
+	case f.key != key:
+		// The key is derived from the arguments and the run, never the
+		// state: it cannot change. Refuse rather than run under another.
+		return envelope.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
+	}
+	return nil
+}
+
+// awaitWriter waits until the run's state-writer slot is free (or its
+// holder's lease has ended). The wait is bounded by f's deadline less the
+// time one attempt needs (connect + read), or by one attempt's time when
+// the deadline leaves less (a tool of one attempt); once the slot is free
+// the deadline is moved, if need be, so that one whole attempt still fits.
+// It answers nil when the slot may be taken, or run_busy.
+func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Limiter) *types.Result {
+	attempt := f.spec.Timeout.Connect.D() + f.spec.Timeout.Read.D()
+	budget := max(f.deadline.Sub(p.clock.Now())-attempt, attempt)
+	defer func() {
+		if now := p.clock.Now(); f.deadline.Sub(now) < attempt {
+			f.deadline = now.Add(attempt)
+		}
+	}()
+	busy := func() *types.Result {
+		f.takeStep = true
+		f.wait = time.Second
+		return envelope.Fail(types.CodeRunBusy, fmt.Sprintf(
+			"another call of run %s that reads or changes its state was still running when this call had to give up waiting", f.run.ID), types.Meta{})
+	}
+	if budget <= 0 {
+		return busy()
+	}
+	wctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	delay := 2 * time.Millisecond
+	for {
+		ch := p.waiters.wait(runSlotKey(f.run.ID))
+		w, err := limiter.StateWriter(wctx, f.run.ID)
+		switch {
+		case err != nil && wctx.Err() != nil:
+			return busy()
+		case err != nil:
+			p.log.Error("reading the run's state writer failed", "run", f.run.ID, "err", err)
+			return envelope.Fail(types.CodeInternalError, "toolgate could not read the run's state; nothing was done. Try again shortly or escalate.", types.Meta{})
+		case w == nil || w.LeaseUntil.Before(p.clock.Now()):
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-wctx.Done():
+			t.Stop()
+			return busy()
+		}
+		t.Stop()
+		delay = min(delay*2, 100*time.Millisecond)
+	}
+}
+
+// runSlotKey is the waiters' key of a run's slot (operation keys never
+// start with a NUL byte).
+func runSlotKey(runID string) string { return "\x00slot\x00" + runID }
+
+// releaseSlot frees the slot of a call whose commit could not be written
+// (the commit releases it otherwise), and wakes this process's waiters.
+func (p *Pipeline) releaseSlot(ctx context.Context, f *flight, committed bool) {
+	if f.holder == "" {
+		return
+	}
+	if !committed {
+		if l, ok := p.store.(store.Limiter); ok {
+			if err := l.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
+				p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
+			}
+		}
+	}
+	f.holder = ""
+	p.waiters.notify(runSlotKey(f.run.ID))
+}
+
+// quotaExceeded answers a call a quota refused: what is used and left, and
+// when enough frees.
+func (p *Pipeline) quotaExceeded(f *flight, d *store.QuotaDenial) *types.Result {
+	f.quota = d
+	left := max(d.Limit-d.Used, 0)
+	msg := ""
+	for _, q := range f.checked.Tool.Quotas {
+		if q.Name == d.Quota && q.Message != nil {
+			msg = q.Message.MustRenderLoose(f.checked.Vars) + " "
+		}
+	}
+	msg += fmt.Sprintf("Quota %s for %s: %d of %d used in the last %s, %d left; this call needs %d.",
+		d.Quota, d.Key, d.Used, d.Limit, quotaWindow(f, d.Quota), left, d.Amount)
+	if d.FreesAt.IsZero() {
+		msg += " It can never fit: it is larger than the whole quota."
+	} else {
+		wait := max(d.FreesAt.Sub(p.clock.Now()), time.Millisecond)
+		f.wait = wait
+		msg += fmt.Sprintf(" Enough frees at %s (in %s).", d.FreesAt.UTC().Format(time.RFC3339), wait.Round(time.Second))
+	}
+	return envelope.Fail(types.CodeQuotaExceeded, msg, types.Meta{})
+}
+
+func quotaWindow(f *flight, name string) time.Duration {
+	for _, q := range f.checked.Tool.Quotas {
+		if q.Name == name {
+			return q.Window
+		}
+	}
+	return 0
+}
