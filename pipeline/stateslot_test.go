@@ -58,7 +58,7 @@ func limitConfig(fn config.Func, mutate func(*config.Tool)) *config.Config {
 		Description: "Refund an order.",
 		Effect:      types.EffectWrite,
 		InputSchema: map[string]any{"type": "object", "required": []any{"order_id", "amount_paise"},
-			"properties": map[string]any{"order_id": map[string]any{"type": "string"}, "amount_paise": map[string]any{"type": "integer"}},
+			"properties":           map[string]any{"order_id": map[string]any{"type": "string"}, "amount_paise": map[string]any{"type": "integer"}},
 			"additionalProperties": false},
 		Rules: []config.Rule{{Deny: "(has(state.refunded_paise) ? state.refunded_paise : 0) + args.amount_paise > 500000",
 			Code: "over_limit", Message: "The run may refund at most 500000 paise in all."}},
@@ -223,7 +223,7 @@ func TestStatelessCallsSkipTheSlot(t *testing.T) {
 	g := newGatedRefunds()
 	cfg := limitConfig(g.fn, nil)
 	cfg.Tools["note"] = &config.Tool{Description: "Write a note.", Effect: types.EffectWrite,
-		Rules: []config.Rule{{Deny: "args.text == ''", Code: "empty", Message: "Write something."}},
+		Rules:       []config.Rule{{Deny: "args.text == ''", Code: "empty", Message: "Write something."}},
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}},
 		Func:        func(ctx context.Context, args json.RawMessage) (any, error) { return "noted", nil }}
 	gw := openLimitGateway(t, cfg, memory.NewWithClock(clk.Now), clk)
