@@ -53,7 +53,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 				return res
 			}
 			if res := p.rejudge(ctx, f); res != nil {
-				f.takeStep = true // nothing was admitted: the row takes the step
+				f.takeStep = f.step == 0 // nothing was admitted: the row takes the step
 				return res
 			}
 			continue
@@ -63,11 +63,11 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 			p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
 			return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
 		case got.Denied != nil:
-			f.takeStep = true
+			f.takeStep = f.step == 0
 			return p.quotaExceeded(f, got.Denied)
 		}
 		f.step = got.Step
-		if a.Writer != nil {
+		if got.Writer {
 			f.holder = a.Writer.Holder
 			if got.Version != f.run.Version {
 				// Another call committed since f.run was read: judge again
@@ -83,11 +83,52 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 		if a.Operation == nil || got.Began {
 			return nil
 		}
-		// The operation exists (a repeat, or one in flight elsewhere):
-		// the ledger decides, as for any write; the step is taken.
 		bctx, cancel := context.WithTimeout(ctx, f.deadline.Sub(p.clock.Now()))
-		defer cancel()
-		return p.begin(bctx, f, nil)
+		if got.Writer {
+			// The operation exists and may need a verify or a re-send
+			// (unknown): the ledger decides, under the slot.
+			res := p.begin(bctx, f, nil)
+			cancel()
+			return res
+		}
+		// A repeat of an operation that is started or completed: it waits
+		// for it or replays it, changing no state, so it holds no slot.
+		res, again := p.repeat(bctx, f, got.Existing)
+		cancel()
+		if !again {
+			return res
+		}
+		// The operation ended unknown or was deleted (nothing happened):
+		// admitted again, with the step it has, under the slot.
+	}
+}
+
+// repeat answers a limited call whose operation exists, started or
+// completed, without the state-writer slot: the stored result once the
+// operation is completed, or again=true when it ends another way (the
+// call must then be admitted under the slot).
+func (p *Pipeline) repeat(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
+	for {
+		if op.ArgsHash != f.checked.ArgsHash {
+			return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+				"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
+				f.key), types.Meta{}), false
+		}
+		switch op.Status {
+		case types.OpCompleted:
+			return p.replay(f, op), false
+		case types.OpUnknown:
+			return nil, true
+		}
+		next, err := p.await(ctx, f.key)
+		switch {
+		case err != nil:
+			f.wait = time.Second
+			return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
+		case next == nil:
+			return nil, true
+		}
+		op = next
 	}
 }
 
@@ -95,7 +136,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 // writer, the operation for a write, and the quota claims.
 func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 	now := p.clock.Now()
-	a := &store.Admission{RunID: f.run.ID, Now: now}
+	a := &store.Admission{RunID: f.run.ID, Now: now, Step: f.step}
 	c := f.checked.Tool
 	if c.StateWriter {
 		a.Writer = &store.WriterClaim{Holder: p.owner + "/" + f.call.CallID + "/" + randomID(4), Owner: p.owner, LeaseUntil: f.deadline.Add(p.margin)}
@@ -108,7 +149,7 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 		}
 		uses, err := f.checked.QuotaUses()
 		if err != nil {
-			f.takeStep = true
+			f.takeStep = f.step == 0
 			return nil, p.refused(f, &validate.Refusal{Code: validate.CodeRuleError, Rule: -1,
 				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
 		}
@@ -158,7 +199,7 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 		}
 	}()
 	busy := func() *types.Result {
-		f.takeStep = true
+		f.takeStep = f.step == 0
 		f.wait = time.Second
 		return envelope.Fail(types.CodeRunBusy, fmt.Sprintf(
 			"another call of run %s that reads or changes its state was still running when this call had to give up waiting", f.run.ID), types.Meta{})

@@ -25,10 +25,14 @@ var ErrWriterBusy = errors.New("store: the run's state-writer slot is held by an
 // call provably did nothing), kept otherwise. The database is the arbiter,
 // on one process and across replicas.
 type Limiter interface {
-	// Admit takes, in one durable write, the run's next step, the run's
-	// state-writer slot (a.Writer), the operation (a.Operation, begun as
-	// BeginOperation would) and, only when the operation is begun, its
-	// quota reservations (a.Quotas). It writes nothing and answers
+	// Admit takes, in one durable write, the run's next step (unless
+	// a.Step says the call has one), the run's state-writer slot
+	// (a.Writer), the operation (a.Operation, begun as BeginOperation
+	// would) and, only when the operation is begun, its quota reservations
+	// (a.Quotas). The slot is neither needed nor taken when the operation
+	// exists and is started or completed: the call will wait for it or
+	// replay it, changing no state (Admitted.Writer says whether it was
+	// taken). It writes nothing and answers
 	// ErrWriterBusy when the slot is held by another unexpired holder,
 	// ErrStepBudget when the run's steps are spent, ErrNotFound without
 	// the run; and with Admitted.Denied set (no error) when a quota would
@@ -60,6 +64,9 @@ type Admission struct {
 	Quotas []QuotaClaim
 	// Now is the time of the reservations and of the lease check.
 	Now time.Time
+	// Step, when not 0, is the step the call took at an earlier
+	// admission: no other is taken.
+	Step int64
 }
 
 // WriterClaim asks for a run's state-writer slot.
@@ -102,6 +109,8 @@ type Admitted struct {
 	// Existing nil when no operation was asked for).
 	Existing *types.Operation
 	Began    bool
+	// Writer is true when the call now holds the run's state-writer slot.
+	Writer bool
 	// Denied, when set, is the quota that refused the call; nothing was
 	// written (no step, no slot, no operation).
 	Denied *QuotaDenial

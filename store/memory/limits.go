@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
 )
 
 var _ store.Limiter = (*Store)(nil)
@@ -38,12 +39,18 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 	if !ok {
 		return nil, fmt.Errorf("memory: admit on run %q: %w", a.RunID, store.ErrNotFound)
 	}
-	if a.Writer != nil {
+	needSlot := a.Writer != nil
+	if a.Operation != nil {
+		if op, exists := s.operations[a.Operation.Key]; exists && op.Status != types.OpUnknown {
+			needSlot = false // a repeat that waits or replays
+		}
+	}
+	if needSlot {
 		if w, held := s.limits.writers[a.RunID]; held && w.Holder != a.Writer.Holder && !w.LeaseUntil.Before(a.Now) {
 			return nil, fmt.Errorf("memory: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
 		}
 	}
-	if run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+	if a.Step == 0 && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
 		return nil, fmt.Errorf("memory: admit on run %q (max %d): %w", a.RunID, run.MaxSteps, store.ErrStepBudget)
 	}
 	out := &store.Admitted{}
@@ -58,15 +65,19 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			s.limits.reserve(a.Quotas, a.Operation.Key, a.Now)
 		}
 	}
-	if a.Writer != nil {
+	if needSlot {
 		if s.limits.writers == nil {
 			s.limits.writers = map[string]store.StateWriter{}
 		}
 		s.limits.writers[a.RunID] = store.StateWriter{Holder: a.Writer.Holder, Owner: a.Writer.Owner, LeaseUntil: a.Writer.LeaseUntil}
+		out.Writer = true
 	}
-	run.Step++
-	run.UpdatedAt = s.now()
-	out.Step, out.Version = run.Step, run.Version
+	out.Step, out.Version = a.Step, run.Version
+	if a.Step == 0 {
+		run.Step++
+		run.UpdatedAt = s.now()
+		out.Step = run.Step
+	}
 	return out, nil
 }
 

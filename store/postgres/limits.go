@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
 )
 
 var _ store.Limiter = (*Store)(nil)
@@ -44,7 +45,8 @@ RETURNING 1`
     FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3
 ) w WHERE $4::bigint - freed + $5::bigint <= $6::bigint ORDER BY at LIMIT 1`
 	reserveQuotaSQL    = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES ($1, $2, $3, $4, $5)`
-	operationExistsSQL = `SELECT EXISTS (SELECT 1 FROM operations WHERE "key" = $1)`
+	operationStatusSQL = `SELECT status FROM operations WHERE "key" = $1`
+	runVersionSQL      = `SELECT version FROM runs WHERE id = $1`
 	admitVersionSQL    = `WITH admitted AS (
     UPDATE runs SET step = step + 1, updated_at = $1
     WHERE id = $2 AND (max_steps <= 0 OR step < max_steps)
@@ -91,7 +93,20 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			return err
 		}
 		defer func() { _ = tx.Rollback(ctx) }()
-		if w := a.Writer; w != nil {
+		exists, needSlot := false, a.Writer != nil
+		if a.Operation != nil {
+			var status string
+			err := tx.QueryRow(ctx, operationStatusSQL, a.Operation.Key).Scan(&status)
+			switch {
+			case err == nil:
+				exists = true
+				// A repeat that waits or replays changes no state.
+				needSlot = needSlot && types.OpStatus(status) == types.OpUnknown
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+		}
+		if w := a.Writer; needSlot {
 			var one int
 			err := tx.QueryRow(ctx, takeWriterSQL, a.RunID, w.Holder, w.Owner, nanos(w.LeaseUntil), at).Scan(&one)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -100,32 +115,34 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			if err != nil {
 				return err
 			}
+			out.Writer = true
 		}
-		if a.Operation != nil && len(claims) > 0 {
-			var exists bool
-			if err := tx.QueryRow(ctx, operationExistsSQL, a.Operation.Key).Scan(&exists); err != nil {
+		if a.Operation != nil && len(claims) > 0 && !exists {
+			if d, err := quotaCheckTx(ctx, tx, claims, a.Now); err != nil {
+				return err
+			} else if d != nil {
+				return &quotaDenied{d}
+			}
+		}
+		if a.Step > 0 {
+			out.Step = a.Step
+			if err := tx.QueryRow(ctx, runVersionSQL, a.RunID).Scan(&out.Version); err != nil {
 				return err
 			}
-			if !exists {
-				if d, err := quotaCheckTx(ctx, tx, claims, a.Now); err != nil {
-					return err
-				} else if d != nil {
-					return &quotaDenied{d}
-				}
+		} else {
+			var step, version *int64
+			var runExists bool
+			if err := tx.QueryRow(ctx, admitVersionSQL, now, a.RunID).Scan(&step, &version, &runExists); err != nil {
+				return err
 			}
+			switch {
+			case step == nil && !runExists:
+				return store.ErrNotFound
+			case step == nil:
+				return store.ErrStepBudget
+			}
+			out.Step, out.Version = *step, *version
 		}
-		var step, version *int64
-		var runExists bool
-		if err := tx.QueryRow(ctx, admitVersionSQL, now, a.RunID).Scan(&step, &version, &runExists); err != nil {
-			return err
-		}
-		switch {
-		case step == nil && !runExists:
-			return store.ErrNotFound
-		case step == nil:
-			return store.ErrStepBudget
-		}
-		out.Step, out.Version = *step, *version
 		if a.Operation != nil {
 			var one int
 			err := tx.QueryRow(ctx, beginInTxSQL, opArgs...).Scan(&one)

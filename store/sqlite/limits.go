@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
 )
 
 var _ store.Limiter = (*Store)(nil)
 
 const (
-	selectWriterSQL = `SELECT holder, owner, lease_until FROM state_writers WHERE run_id = ?`
-	takeWriterSQL   = `INSERT INTO state_writers (run_id, holder, owner, lease_until) VALUES (?, ?, ?, ?)
+	operationStatusSQL = `SELECT status FROM operations WHERE "key" = ?`
+	selectWriterSQL    = `SELECT holder, owner, lease_until FROM state_writers WHERE run_id = ?`
+	takeWriterSQL      = `INSERT INTO state_writers (run_id, holder, owner, lease_until) VALUES (?, ?, ?, ?)
 ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, lease_until = excluded.lease_until`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = ? AND holder = ?`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE ? = '' OR owner = ?`
@@ -51,7 +53,20 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 	err := s.w.doAfter(ctx, false, func(ctx context.Context, tx *writeTx) (err error) {
 		// The writer may run a request again: start afresh each time.
 		out, busy = &store.Admitted{}, false
-		if a.Writer != nil {
+		exists, needSlot := false, a.Writer != nil
+		if a.Operation != nil {
+			var status string
+			err := tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
+			switch {
+			case err == nil:
+				exists = true
+				// A repeat that waits or replays changes no state.
+				needSlot = needSlot && types.OpStatus(status) == types.OpUnknown
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if needSlot {
 			var holder, owner string
 			var lease int64
 			err := tx.queryRow(ctx, selectWriterSQL, []any{a.RunID}, &holder, &owner, &lease)
@@ -63,19 +78,16 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 				return err
 			}
 		}
-		if a.Operation != nil && len(a.Quotas) > 0 {
-			exists, err := tx.exists(ctx, operationExistsSQL, a.Operation.Key)
-			if err != nil {
+		if a.Operation != nil && len(a.Quotas) > 0 && !exists {
+			if out.Denied, err = quotaCheckIn(ctx, tx, a.Quotas, a.Now); err != nil || out.Denied != nil {
 				return err
 			}
-			if !exists {
-				if out.Denied, err = quotaCheckIn(ctx, tx, a.Quotas, a.Now); err != nil || out.Denied != nil {
-					return err
-				}
-			}
 		}
-		if out.Step, err = admitIn(ctx, tx, a.RunID, now); err != nil {
-			return err
+		out.Step = a.Step
+		if a.Step == 0 {
+			if out.Step, err = admitIn(ctx, tx, a.RunID, now); err != nil {
+				return err
+			}
 		}
 		if err := tx.queryRow(ctx, runVersionSQL, []any{a.RunID}, &out.Version); err != nil {
 			return err
@@ -93,14 +105,15 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 				}
 			}
 		}
-		if a.Writer != nil {
+		if needSlot {
+			out.Writer = true
 			if _, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}, func() {
-		if out != nil && out.Step > 0 {
+		if out != nil && out.Step > 0 && a.Step == 0 {
 			s.runs.stepped(a.RunID, out.Step, fromNanos(now))
 		}
 	})

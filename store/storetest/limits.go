@@ -18,6 +18,8 @@ var limitCases = []testCase{
 	{"WriterSlotAbandoned", testWriterSlotAbandoned},
 	{"WriterSlotRace", testWriterSlotRace},
 	{"WriterSlotWithoutOperation", testWriterSlotWithoutOperation},
+	{"WriterSlotNotForRepeats", testWriterSlotRepeats},
+	{"StepKept", testAdmitStepKept},
 	{"QuotaRaceNeverExceeds", testQuotaRace},
 	{"QuotaReleasedWhenNothingHappened", testQuotaRelease},
 	{"QuotaKeptOnCompletedAndUnknown", testQuotaKept},
@@ -382,5 +384,57 @@ func testQuotaKeys(t *testing.T, s store.Store) {
 	use, _ := l.QuotaUsage(t.Context(), at(0), map[string]time.Duration{"refunds": time.Hour})
 	if len(use) != 2 {
 		t.Errorf("QuotaUsage = %+v; want cust-1 and cust-2 only", use)
+	}
+}
+
+func testWriterSlotRepeats(t *testing.T, s store.Store) {
+	l := limiter(t, s)
+	ensureRun(t, s, "run-1")
+	first, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	if err != nil || !first.Writer || !first.Began {
+		t.Fatalf("first: %+v, %v", first, err)
+	}
+	// A repeat of the started operation waits for it, changing no state:
+	// it is admitted beside the holder, without the slot.
+	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	if err != nil || got.Writer || got.Began || got.Existing == nil || got.Existing.Status != types.OpStarted {
+		t.Fatalf("repeat of a started operation: %+v, %v; want admitted without the slot", got, err)
+	}
+	// A new operation still finds the slot taken.
+	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-2"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
+		t.Fatalf("new operation: %v, want ErrWriterBusy", err)
+	}
+	settle(t, s, "run-1", "op-1", types.OpUnknown, "h1")
+	// An unknown one may be verified and then change the state: it needs
+	// the slot.
+	got, err = l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h3", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	if err != nil || !got.Writer || got.Existing == nil || got.Existing.Status != types.OpUnknown {
+		t.Fatalf("repeat of an unknown operation: %+v, %v; want the slot taken", got, err)
+	}
+	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h4", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
+		t.Fatalf("second repeat of the unknown operation: %v, want ErrWriterBusy", err)
+	}
+}
+
+func testAdmitStepKept(t *testing.T, s store.Store) {
+	l := limiter(t, s)
+	run := newRun("run-1")
+	run.MaxSteps = 1
+	createRun(t, s, run)
+	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Now: at(0)})
+	if err != nil || got.Step != 1 {
+		t.Fatalf("first: %+v, %v", got, err)
+	}
+	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	// Admitted again with the step it has: no other is taken, so the
+	// spent budget does not refuse it.
+	got, err = l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0), Step: 1})
+	if err != nil || got.Step != 1 || !got.Began {
+		t.Fatalf("with its step: %+v, %v", got, err)
+	}
+	if r := getRun(t, s, "run-1"); r.Step != 1 {
+		t.Errorf("run step %d, want 1", r.Step)
 	}
 }
