@@ -129,4 +129,3 @@ func TestQuotaAcrossRuns(t *testing.T) {
 		})
 	}
 }
-
