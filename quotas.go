@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/toolgate/toolgate/store"
 )
 
 // ErrNoQuotas is returned by QuotaUsage when the store keeps no quotas.
@@ -33,8 +31,8 @@ type QuotaUse struct {
 // QuotaUsage lists the use of every quota key that has a reservation
 // inside its window, for the quotas the config names, by quota then key.
 func (g *Gateway) QuotaUsage(ctx context.Context) ([]QuotaUse, error) {
-	l, ok := g.store.(store.Limiter)
-	if !ok {
+	l := g.pipeline.Limiter()
+	if l == nil {
 		return nil, ErrNoQuotas
 	}
 	windows := map[string]time.Duration{}

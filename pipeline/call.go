@@ -123,8 +123,8 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	// admitted by the store's Limiter (see stateslot.go): its step, the
 	// run's state-writer slot, its operation and its quota reservations in
 	// one durable write.
-	limiter, limited := p.store.(store.Limiter)
-	limited = limited && refusal == nil && f.expectKey == "" && f.checked.Tool.Limited()
+	limiter := p.limiter
+	limited := limiter != nil && refusal == nil && f.expectKey == "" && f.checked.Tool.Limited()
 	// Admission: the call takes its step. A write that passed validation
 	// takes it in the same durable write that begins its operation, where
 	// the store can (store.Admitter). A call that begins no operation (a

@@ -94,6 +94,7 @@ type Pipeline struct {
 	breakers  *breaker.Set
 	budgets   *retry.Budgets
 	waiters   waiters
+	limiter   store.Limiter // the store's, found through wrappers; nil: none
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -144,6 +145,10 @@ func New(cfg *Config) (*Pipeline, error) {
 	if p.exec == nil {
 		p.httpExec = execute.NewHTTP(execute.HTTPOptions{Clock: p.clock})
 		p.exec = &execute.Router{HTTP: p.httpExec}
+	}
+	p.limiter = limiterOf(p.store)
+	if err := p.checkLimiter(); err != nil {
+		return nil, err
 	}
 	p.breakers = breaker.NewSet(p.clock)
 	p.budgets = retry.NewBudgets(p.clock)

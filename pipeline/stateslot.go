@@ -246,7 +246,7 @@ func (p *Pipeline) releaseSlot(ctx context.Context, f *flight, committed bool) {
 		return
 	}
 	if !committed {
-		if l, ok := p.store.(store.Limiter); ok {
+		if l := p.limiter; l != nil {
 			if err := l.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
 				p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
 			}
@@ -287,3 +287,38 @@ func quotaWindow(f *flight, name string) time.Duration {
 	}
 	return 0
 }
+
+// limiterOf finds the store's Limiter, through wrappers that say what
+// they wrap (Unwrap() store.Store, as metrics.InstrumentStore does): a
+// wrapper must never silently drop the limits.
+func limiterOf(s store.Store) store.Limiter {
+	for s != nil {
+		if l, ok := s.(store.Limiter); ok {
+			return l
+		}
+		u, ok := s.(interface{ Unwrap() store.Store })
+		if !ok {
+			return nil
+		}
+		s = u.Unwrap()
+	}
+	return nil
+}
+
+// checkLimiter refuses a configuration whose limits the store cannot
+// keep: a tool that reads or changes state, or has quotas, on a store
+// without a Limiter.
+func (p *Pipeline) checkLimiter() error {
+	if p.limiter != nil {
+		return nil
+	}
+	for _, name := range p.validator.Names() {
+		if c, _ := p.validator.Tool(name); c.Limited() {
+			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)
+		}
+	}
+	return nil
+}
+
+// Limiter is the store's Limiter, or nil when it keeps no limits.
+func (p *Pipeline) Limiter() store.Limiter { return p.limiter }
