@@ -17,22 +17,31 @@ import (
 // A rule that reads the run's state is a read followed, much later, by a
 // write: between the two, other calls of the run may commit. So a call of
 // a tool that reads or changes state (validate.Compiled.StateWriter) holds
-// the run's state-writer slot from its admission to its commit: at most
-// one such call of a run is in flight. The slot is taken by the store in
-// the same durable write that takes the step and begins the operation
-// (store.Limiter.Admit), and cleared by the commit that settles the call,
-// so the database is the arbiter, across processes and replicas.
+// the run's state-writer slot from its admission to its commit. The slot
+// is taken by the store in the same durable write that takes the step and
+// begins the operation (store.Limiter.Admit), and cleared by the commit
+// that settles the call, so the database is the arbiter, across processes
+// and replicas.
 //
-// The call is judged first against the run it read; the admission says
-// the run's version at the moment the slot was taken. If another call
-// committed in between, the state may have changed, and the call is
-// judged again, now that no other state writer can commit: a call that
-// then fails its rules deletes the operation it began and is answered as
+// A call whose rules (owner, verify or quota expressions) read the state
+// holds the slot alone (exclusive): at most one such call of a run is in
+// flight, and no call that changes the state beside it. A call that only
+// updates the state, its rules never reading it, shares the slot with
+// others like it: their updates are pure and applied in commit order to
+// the newest state, so they may run together, but never beside a call
+// being judged against the state.
+//
+// An exclusive call is judged first against the run it read; the
+// admission says the run's version when the slot was taken. If another
+// call committed in between, the state may have changed, and the call is
+// judged again, now that no call can change the state: a call that then
+// fails its rules deletes the operation it began and is answered as
 // refused. A call that finds the slot taken waits for it (woken at once by
-// a commit in this process; polling the store otherwise), bounded by its
-// deadline less the time one attempt needs, and is then judged against the
-// new state; past that it answers run_busy (nothing done, wait and
-// repeat). See awaitWriter for the bound. Calls that neither read nor change state never touch the slot.
+// a commit in this process; polling the store otherwise) and is then
+// judged against the new state; past its bound (see awaitWriter) it
+// answers run_busy (nothing done: wait and repeat). Calls that neither
+// read nor change the state never touch the slot, nor does a repeat of an
+// operation that is started or completed (it waits or replays).
 //
 // A holder that dies leaves the slot to its lease (the call's deadline
 // plus the lease margin, as its operation's) or to AbandonOwner.
@@ -49,7 +58,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 		got, err := limiter.Admit(ctx, a)
 		switch {
 		case errors.Is(err, store.ErrWriterBusy):
-			if res := p.awaitWriter(ctx, f, limiter); res != nil {
+			if res := p.awaitWriter(ctx, f, limiter, a.Writer); res != nil {
 				return res
 			}
 			if res := p.rejudge(ctx, f); res != nil {
@@ -69,7 +78,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 		f.step = got.Step
 		if got.Writer {
 			f.holder = a.Writer.Holder
-			if got.Version != f.run.Version {
+			if !a.Writer.Shared && got.Version != f.run.Version {
 				// Another call committed since f.run was read: judge again
 				// against the state this call now holds alone.
 				if res := p.rejudge(ctx, f); res != nil {
@@ -139,7 +148,8 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 	a := &store.Admission{RunID: f.run.ID, Now: now, Step: f.step}
 	c := f.checked.Tool
 	if c.StateWriter {
-		a.Writer = &store.WriterClaim{Holder: p.owner + "/" + f.call.CallID + "/" + randomID(4), Owner: p.owner, LeaseUntil: f.deadline.Add(p.margin)}
+		a.Writer = &store.WriterClaim{Holder: p.owner + "/" + f.call.CallID + "/" + randomID(4), Owner: p.owner,
+			LeaseUntil: f.deadline.Add(p.margin), Shared: !c.StateReader}
 	}
 	if f.spec.Effect == types.EffectWrite {
 		a.Operation = &types.Operation{
@@ -190,7 +200,7 @@ func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
 // the deadline leaves less (a tool of one attempt); once the slot is free
 // the deadline is moved, if need be, so that one whole attempt still fits.
 // It answers nil when the slot may be taken, or run_busy.
-func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Limiter) *types.Result {
+func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Limiter, claim *store.WriterClaim) *types.Result {
 	attempt := f.spec.Timeout.Connect.D() + f.spec.Timeout.Read.D()
 	budget := max(f.deadline.Sub(p.clock.Now())-attempt, attempt)
 	defer func() {
@@ -212,14 +222,14 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 	delay := 2 * time.Millisecond
 	for {
 		ch := p.waiters.wait(runSlotKey(f.run.ID))
-		w, err := limiter.StateWriter(wctx, f.run.ID)
+		holders, err := limiter.StateWriters(wctx, f.run.ID)
 		switch {
 		case err != nil && wctx.Err() != nil:
 			return busy()
 		case err != nil:
-			p.log.Error("reading the run's state writer failed", "run", f.run.ID, "err", err)
+			p.log.Error("reading the run's state writers failed", "run", f.run.ID, "err", err)
 			return envelope.Fail(types.CodeInternalError, "toolgate could not read the run's state; nothing was done. Try again shortly or escalate.", types.Meta{})
-		case w == nil || w.LeaseUntil.Before(p.clock.Now()):
+		case !store.Conflicts(holders, claim, p.clock.Now()):
 			return nil
 		}
 		t := time.NewTimer(delay)

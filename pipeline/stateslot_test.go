@@ -168,8 +168,8 @@ func TestParallelRefundsHoldTheStateRule(t *testing.T) {
 				t.Errorf("replay: %+v %v", rep, err)
 			}
 			if l := gw.Store().(store.Limiter); l != nil {
-				if w, _ := l.StateWriter(context.Background(), run.ID); w != nil {
-					t.Errorf("the slot is still held after every call: %+v", w)
+				if ws, _ := l.StateWriters(context.Background(), run.ID); len(ws) != 0 {
+					t.Errorf("the slot is still held after every call: %+v", ws)
 				}
 			}
 		})
@@ -241,5 +241,52 @@ func TestStatelessCallsSkipTheSlot(t *testing.T) {
 	g.release <- struct{}{}
 	if res := <-first; !res.OK {
 		t.Fatalf("refund: %s", res.Observation)
+	}
+}
+
+// TestUpdatersShareTheSlot: calls that only update the state (their rules
+// never read it) run together; a call judged against the state waits for
+// them and sees both updates.
+func TestUpdatersShareTheSlot(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	g := newGatedRefunds()
+	cfg := limitConfig(g.fn, func(t *config.Tool) { t.Rules = nil }) // updates refunded_paise, reads nothing
+	cfg.Tools["judged_refund"] = limitConfig(func(ctx context.Context, args json.RawMessage) (any, error) {
+		return map[string]any{"refund_id": "rf_j"}, nil
+	}, nil).Tools["issue_refund"]
+	gw := openLimitGateway(t, cfg, memory.NewWithClock(clk.Now), clk)
+	if c, _ := gw.Pipeline().Validator().Tool("issue_refund"); !c.StateWriter || c.StateReader {
+		t.Fatalf("issue_refund without rules: writer %v reader %v", c.StateWriter, c.StateReader)
+	}
+	run, _ := gw.StartRun(context.Background(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_42"}})
+	done := make(chan *types.Result, 2)
+	for i := range 2 {
+		go func() {
+			res, _ := gw.Call(context.Background(), run.ID, "issue_refund", map[string]any{"order_id": fmt.Sprintf("ORD-%d", i), "amount_paise": 250000})
+			done <- res
+		}()
+	}
+	// Both are at the provider at once: they share the slot.
+	for range 2 {
+		select {
+		case <-g.entered:
+		case <-time.After(time.Minute):
+			t.Fatal("the second updater did not run beside the first")
+		}
+	}
+	judged := make(chan *types.Result, 1)
+	go func() {
+		res, _ := gw.Call(context.Background(), run.ID, "judged_refund", map[string]any{"order_id": "ORD-9", "amount_paise": 1})
+		judged <- res
+	}()
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	for range 2 {
+		if res := <-done; !res.OK {
+			t.Fatalf("updater: %s", res.Observation)
+		}
+	}
+	if res := <-judged; res.Code() != "over_limit" {
+		t.Fatalf("judged call: %s, want over_limit against the state both updates left: %s", res.Code(), res.Observation)
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // ErrWriterBusy: Admit found the run's state-writer slot held by another
-// call whose lease has not ended. Nothing was written.
+// call whose lease has not ended, in a mode that conflicts with the claim
+// (see WriterClaim). Nothing was written.
 var ErrWriterBusy = errors.New("store: the run's state-writer slot is held by another call")
 
 // Limiter is implemented by stores that keep the limits that must hold
@@ -38,9 +39,9 @@ type Limiter interface {
 	// the run; and with Admitted.Denied set (no error) when a quota would
 	// be exceeded.
 	Admit(ctx context.Context, a *Admission) (*Admitted, error)
-	// StateWriter returns the run's slot holder, or nil when the slot is
-	// free.
-	StateWriter(ctx context.Context, runID string) (*StateWriter, error)
+	// StateWriters lists the run's slot holders (their leases may have
+	// ended: see Conflicts).
+	StateWriters(ctx context.Context, runID string) ([]StateWriter, error)
 	// ReleaseStateWriter clears the run's slot if holder still holds it
 	// (for a call whose Commit could not be written).
 	ReleaseStateWriter(ctx context.Context, runID, holder string) error
@@ -70,9 +71,18 @@ type Admission struct {
 }
 
 // WriterClaim asks for a run's state-writer slot.
+//
+// The slot has two modes. An exclusive claim (a call whose rules read the
+// state) is refused while any other call holds the slot; a shared claim
+// (a call that only updates the state, its rules never reading it) is
+// refused only while an exclusive holder has it. So a call judged against
+// the state runs alone, while calls whose updates are simply applied in
+// commit order to the newest state may run together.
 type WriterClaim struct {
 	// Holder names this call's hold (unique per call).
 	Holder string
+	// Shared makes the claim shared (see above); false is exclusive.
+	Shared bool
 	// Owner is the process holding it; AbandonOwner clears its slots.
 	Owner string
 	// LeaseUntil is when the holder is presumed dead: after it another
@@ -80,10 +90,24 @@ type WriterClaim struct {
 	LeaseUntil time.Time
 }
 
-// StateWriter is a run's slot holder.
+// StateWriter is one holder of a run's slot.
 type StateWriter struct {
 	Holder, Owner string
 	LeaseUntil    time.Time
+	Shared        bool
+}
+
+// Conflicts reports whether claim must wait for one of holders at now: an
+// exclusive claim for any other holder, a shared one for another
+// exclusive holder; a holder whose lease ended before now is presumed
+// dead and counts for nothing.
+func Conflicts(holders []StateWriter, claim *WriterClaim, now time.Time) bool {
+	for _, h := range holders {
+		if h.Holder != claim.Holder && !h.LeaseUntil.Before(now) && (!claim.Shared || !h.Shared) {
+			return true
+		}
+	}
+	return false
 }
 
 // QuotaClaim is one reservation to make: Amount of (Quota, Key), refused

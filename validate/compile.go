@@ -66,10 +66,14 @@ type Compiled struct {
 	// Quotas are the tool's compiled quotas, in config order.
 	Quotas []*Quota
 	// StateWriter is true when a call of the tool reads the run's state
-	// (its rules, owner, verify or quota expressions use state) or changes
-	// it (it has state updates): such calls of one run are judged one
-	// after another (see pipeline's state-writer slot).
+	// (StateReader) or changes it (it has state updates): such calls hold
+	// the run's state-writer slot (see pipeline's stateslot.go).
 	StateWriter bool
+	// StateReader is true when its rules, owner, verify or quota
+	// expressions use state: such calls of one run are judged one after
+	// another, alone (an exclusive hold of the slot); a writer that does
+	// not read the state shares the slot with others like it.
+	StateReader bool
 
 	args *argSchema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
@@ -157,7 +161,8 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 		}
 	}
 	for _, c := range v.tools {
-		c.StateWriter = c.readsOrWritesState()
+		c.StateReader = c.readsState()
+		c.StateWriter = c.StateReader || len(c.StateExprs) > 0
 	}
 	if len(problems) > 0 {
 		// Group by tool, keeping each tool's problems in the order found.

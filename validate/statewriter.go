@@ -2,13 +2,9 @@ package validate
 
 import "github.com/toolgate/toolgate/internal/expr"
 
-// readsOrWritesState decides StateWriter once, from the compiled
-// expressions: any state update, or any rule, lookup or quota expression
-// that uses the variable state.
-func (c *Compiled) readsOrWritesState() bool {
-	if len(c.StateExprs) > 0 {
-		return true
-	}
+// readsState decides StateReader once, from the compiled expressions:
+// any rule, lookup or quota expression that uses the variable state.
+func (c *Compiled) readsState() bool {
 	progs := []*expr.Program{c.OwnerExpect, c.VerifyFound, c.VerifyResult}
 	for _, r := range c.Rules {
 		progs = append(progs, r.Deny)

@@ -15,14 +15,15 @@ func TestStateWriter(t *testing.T) {
 		name    string
 		tool    config.Tool
 		writer  bool
+		reader  bool
 		limited bool
 	}{
-		{"plain write", config.Tool{}, false, false},
-		{"rule on args", config.Tool{Rules: []config.Rule{{Deny: "args.n > 5", Message: "no"}}}, false, false},
-		{"rule on state", config.Tool{Rules: []config.Rule{{Deny: "state.total + args.n > 5", Message: "no"}}}, true, true},
-		{"state update", config.Tool{State: map[string]string{"last": "args.n"}}, true, true},
-		{"quota on args", config.Tool{Quotas: []config.Quota{{Name: "q", Amount: "args.n", Limit: 5, Window: config.Duration(60e9)}}}, false, true},
-		{"quota on state", config.Tool{Quotas: []config.Quota{{Name: "q", Amount: "state.n", Limit: 5, Window: config.Duration(60e9)}}}, true, true},
+		{"plain write", config.Tool{}, false, false, false},
+		{"rule on args", config.Tool{Rules: []config.Rule{{Deny: "args.n > 5", Message: "no"}}}, false, false, false},
+		{"rule on state", config.Tool{Rules: []config.Rule{{Deny: "state.total + args.n > 5", Message: "no"}}}, true, true, true},
+		{"state update", config.Tool{State: map[string]string{"last": "args.n"}}, true, false, true},
+		{"quota on args", config.Tool{Quotas: []config.Quota{{Name: "q", Amount: "args.n", Limit: 5, Window: config.Duration(60e9)}}}, false, false, true},
+		{"quota on state", config.Tool{Quotas: []config.Quota{{Name: "q", Amount: "state.n", Limit: 5, Window: config.Duration(60e9)}}}, true, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,8 +38,8 @@ func TestStateWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			ct, _ := v.Tool("t")
-			if ct.StateWriter != c.writer || ct.Limited() != c.limited {
-				t.Errorf("StateWriter %v, Limited %v; want %v, %v", ct.StateWriter, ct.Limited(), c.writer, c.limited)
+			if ct.StateWriter != c.writer || ct.StateReader != c.reader || ct.Limited() != c.limited {
+				t.Errorf("StateWriter %v, StateReader %v, Limited %v; want %v, %v, %v", ct.StateWriter, ct.StateReader, ct.Limited(), c.writer, c.reader, c.limited)
 			}
 		})
 	}

@@ -15,7 +15,7 @@ var _ store.Limiter = (*Store)(nil)
 // limits are the state-writer slots and the quota reservations, under the
 // store's mutex.
 type limits struct {
-	writers      map[string]store.StateWriter // by run id
+	writers      map[string]map[string]store.StateWriter // by run id, then holder
 	reservations map[quotaKey][]reservation
 }
 
@@ -45,10 +45,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			needSlot = false // a repeat that waits or replays
 		}
 	}
-	if needSlot {
-		if w, held := s.limits.writers[a.RunID]; held && w.Holder != a.Writer.Holder && !w.LeaseUntil.Before(a.Now) {
-			return nil, fmt.Errorf("memory: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
-		}
+	if needSlot && store.Conflicts(s.limits.slotHolders(a.RunID), a.Writer, a.Now) {
+		return nil, fmt.Errorf("memory: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
 	}
 	if a.Step == 0 && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
 		return nil, fmt.Errorf("memory: admit on run %q (max %d): %w", a.RunID, run.MaxSteps, store.ErrStepBudget)
@@ -66,10 +64,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		}
 	}
 	if needSlot {
-		if s.limits.writers == nil {
-			s.limits.writers = map[string]store.StateWriter{}
-		}
-		s.limits.writers[a.RunID] = store.StateWriter{Holder: a.Writer.Holder, Owner: a.Writer.Owner, LeaseUntil: a.Writer.LeaseUntil}
+		s.limits.takeWriter(a.RunID, a.Writer, a.Now)
 		out.Writer = true
 	}
 	out.Step, out.Version = a.Step, run.Version
@@ -79,19 +74,6 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		out.Step = run.Step
 	}
 	return out, nil
-}
-
-// StateWriter returns the run's slot holder, or nil.
-func (s *Store) StateWriter(ctx context.Context, runID string) (*store.StateWriter, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(ctx); err != nil {
-		return nil, err
-	}
-	if w, ok := s.limits.writers[runID]; ok {
-		return &w, nil
-	}
-	return nil, nil
 }
 
 // ReleaseStateWriter clears the run's slot if holder holds it.
@@ -184,21 +166,6 @@ func (l *limits) release(op string) {
 			delete(l.reservations, k)
 		} else {
 			l.reservations[k] = kept
-		}
-	}
-}
-
-func (l *limits) releaseWriter(runID, holder string) {
-	if w, ok := l.writers[runID]; ok && w.Holder == holder {
-		delete(l.writers, runID)
-	}
-}
-
-// abandon clears the slots of owner (of everyone when owner is "").
-func (l *limits) abandon(owner string) {
-	for run, w := range l.writers {
-		if owner == "" || w.Owner == owner {
-			delete(l.writers, run)
 		}
 	}
 }

@@ -25,14 +25,16 @@ var _ store.Limiter = (*Store)(nil)
 const quotaLockClass = 7150
 
 const (
-	// takeWriterSQL is the slot's compare-and-swap: insert it, or take it
-	// over from the same holder or one whose lease ended. A concurrent
-	// taker waits on the row and then finds it held: no row comes back.
-	takeWriterSQL = `INSERT INTO state_writers (run_id, holder, owner, lease_until) VALUES ($1, $2, $3, $4)
-ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, lease_until = excluded.lease_until
-WHERE state_writers.lease_until < $5 OR state_writers.holder = excluded.holder
-RETURNING 1`
-	selectWriterSQL   = `SELECT holder, owner, lease_until FROM state_writers WHERE run_id = $1`
+	// lockRunSQL serialises the slot's admissions of one run on every
+	// replica (the run's row lock, held to the end of the transaction):
+	// the conflict check and the take cannot interleave with another's.
+	lockRunSQL        = `SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`
+	purgeWritersSQL   = `DELETE FROM state_writers WHERE run_id = $1 AND lease_until < $2`
+	writerConflictSQL = `SELECT EXISTS (SELECT 1 FROM state_writers WHERE run_id = $1 AND holder <> $2 AND lease_until >= $3
+    AND ($4::boolean = false OR shared = false))`
+	takeWriterSQL = `INSERT INTO state_writers (run_id, holder, owner, lease_until, shared) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, shared = excluded.shared`
+	selectWritersSQL  = `SELECT holder, owner, lease_until, shared FROM state_writers WHERE run_id = $1`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = $1 AND holder = $2`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE $1::text = '' OR owner = $1::text`
 	quotaLockSQL      = `SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))`
@@ -67,8 +69,9 @@ type quotaDenied struct{ d *store.QuotaDenial }
 func (q *quotaDenied) Error() string { return "quota denied" }
 
 // Admit takes the state-writer slot, the quota reservations, the step and
-// the operation in one transaction: the slot by its row's compare-and-
-// swap, the reservations under a transaction-scoped advisory lock per
+// the operation in one transaction: the slot under the run's row lock
+// (check for a conflicting holder, then insert its own row), the
+// reservations under a transaction-scoped advisory lock per
 // (quota, key), taken in a fixed order so that replicas never deadlock.
 // A refused admission rolls back: nothing is written.
 func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted, error) {
@@ -108,11 +111,22 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		}
 		if w := a.Writer; needSlot {
 			var one int
-			err := tx.QueryRow(ctx, takeWriterSQL, a.RunID, w.Holder, w.Owner, nanos(w.LeaseUntil), at).Scan(&one)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if err := tx.QueryRow(ctx, lockRunSQL, a.RunID).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+				return store.ErrNotFound
+			} else if err != nil {
+				return err
+			}
+			var busy bool
+			if err := tx.QueryRow(ctx, writerConflictSQL, a.RunID, w.Holder, at, w.Shared).Scan(&busy); err != nil {
+				return err
+			}
+			if busy {
 				return errWriterBusy
 			}
-			if err != nil {
+			if _, err := tx.Exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, takeWriterSQL, a.RunID, w.Holder, w.Owner, nanos(w.LeaseUntil), w.Shared); err != nil {
 				return err
 			}
 			out.Writer = true
@@ -213,22 +227,30 @@ func quotaCheckTx(ctx context.Context, tx pgx.Tx, claims []store.QuotaClaim, now
 	return nil, nil
 }
 
-// StateWriter reads the run's slot holder, or nil when it is free.
-func (s *Store) StateWriter(ctx context.Context, runID string) (*store.StateWriter, error) {
+// StateWriters lists the run's slot holders.
+func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	var w store.StateWriter
-	var lease int64
-	err := s.pool.QueryRow(ctx, selectWriterSQL, runID).Scan(&w.Holder, &w.Owner, &lease)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+	rows, err := s.pool.Query(ctx, selectWritersSQL, runID)
 	if err != nil {
-		return nil, s.readErr("state writer of "+runID, err)
+		return nil, s.readErr("state writers of "+runID, err)
 	}
-	w.LeaseUntil = fromNanos(lease)
-	return &w, nil
+	defer rows.Close()
+	var out []store.StateWriter
+	for rows.Next() {
+		var w store.StateWriter
+		var lease int64
+		if err := rows.Scan(&w.Holder, &w.Owner, &lease, &w.Shared); err != nil {
+			return nil, s.readErr("state writers of "+runID, err)
+		}
+		w.LeaseUntil = fromNanos(lease)
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr("state writers of "+runID, err)
+	}
+	return out, nil
 }
 
 // ReleaseStateWriter clears the run's slot if holder holds it.

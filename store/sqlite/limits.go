@@ -17,9 +17,11 @@ var _ store.Limiter = (*Store)(nil)
 
 const (
 	operationStatusSQL = `SELECT status FROM operations WHERE "key" = ?`
-	selectWriterSQL    = `SELECT holder, owner, lease_until FROM state_writers WHERE run_id = ?`
-	takeWriterSQL      = `INSERT INTO state_writers (run_id, holder, owner, lease_until) VALUES (?, ?, ?, ?)
-ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, lease_until = excluded.lease_until`
+	selectWritersSQL   = `SELECT holder, owner, lease_until, shared FROM state_writers WHERE run_id = ?`
+	writerConflictSQL  = `SELECT 1 FROM state_writers WHERE run_id = ? AND holder <> ? AND lease_until >= ? AND (? = 0 OR shared = 0) LIMIT 1`
+	takeWriterSQL      = `INSERT INTO state_writers (run_id, holder, owner, lease_until, shared) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, shared = excluded.shared`
+	purgeWritersSQL   = `DELETE FROM state_writers WHERE run_id = ? AND lease_until < ?`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = ? AND holder = ?`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE ? = '' OR owner = ?`
 	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0) FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?`
@@ -67,14 +69,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			}
 		}
 		if needSlot {
-			var holder, owner string
-			var lease int64
-			err := tx.queryRow(ctx, selectWriterSQL, []any{a.RunID}, &holder, &owner, &lease)
-			switch {
-			case err == nil && holder != a.Writer.Holder && lease >= at:
-				busy = true
-				return nil
-			case err != nil && !errors.Is(err, sql.ErrNoRows):
+			busy, err = tx.exists(ctx, writerConflictSQL, a.RunID, a.Writer.Holder, at, a.Writer.Shared)
+			if err != nil || busy {
 				return err
 			}
 		}
@@ -107,7 +103,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		}
 		if needSlot {
 			out.Writer = true
-			if _, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil)); err != nil {
+			if _, err := tx.exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil), a.Writer.Shared); err != nil {
 				return err
 			}
 		}
@@ -153,22 +152,30 @@ func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, n
 	return nil, nil
 }
 
-// StateWriter reads the run's slot holder, or nil when it is free.
-func (s *Store) StateWriter(ctx context.Context, runID string) (*store.StateWriter, error) {
+// StateWriters lists the run's slot holders.
+func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	var w store.StateWriter
-	var lease int64
-	err := s.queryRow(ctx, selectWriterSQL, runID).Scan(&w.Holder, &w.Owner, &lease)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	rows, err := s.query(ctx, selectWritersSQL, runID)
 	if err != nil {
-		return nil, s.readErr("state writer of "+runID, err)
+		return nil, s.readErr("state writers of "+runID, err)
 	}
-	w.LeaseUntil = fromNanos(lease)
-	return &w, nil
+	defer rows.Close()
+	var out []store.StateWriter
+	for rows.Next() {
+		var w store.StateWriter
+		var lease int64
+		if err := rows.Scan(&w.Holder, &w.Owner, &lease, &w.Shared); err != nil {
+			return nil, s.readErr("state writers of "+runID, err)
+		}
+		w.LeaseUntil = fromNanos(lease)
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr("state writers of "+runID, err)
+	}
+	return out, nil
 }
 
 // ReleaseStateWriter clears the run's slot if holder holds it.

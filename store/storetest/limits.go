@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,6 +21,7 @@ var limitCases = []testCase{
 	{"WriterSlotWithoutOperation", testWriterSlotWithoutOperation},
 	{"WriterSlotNotForRepeats", testWriterSlotRepeats},
 	{"StepKept", testAdmitStepKept},
+	{"WriterSlotShared", testWriterSlotShared},
 	{"QuotaRaceNeverExceeds", testQuotaRace},
 	{"QuotaReleasedWhenNothingHappened", testQuotaRelease},
 	{"QuotaKeptOnCompletedAndUnknown", testQuotaKept},
@@ -65,7 +67,7 @@ func testWriterSlotExclusive(t *testing.T, s store.Store) {
 	if err != nil || !got.Began || got.Step != 1 || got.Version != 0 {
 		t.Fatalf("first admit: %+v, %v", got, err)
 	}
-	w, err := l.StateWriter(t.Context(), "run-1")
+	w, err := stateWriter(l, t.Context(), "run-1")
 	if err != nil || w == nil || w.Holder != "h1" || w.Owner != "owner-a" {
 		t.Fatalf("StateWriter = %+v, %v; want h1", w, err)
 	}
@@ -103,11 +105,11 @@ func testWriterSlotReleasedByCommit(t *testing.T, s store.Store) {
 	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w == nil {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil {
 		t.Fatal("the slot was released by a call that does not hold it")
 	}
 	settle(t, s, "run-1", "op-1", types.OpCompleted, "h1")
-	if w, err := l.StateWriter(t.Context(), "run-1"); err != nil || w != nil {
+	if w, err := stateWriter(l, t.Context(), "run-1"); err != nil || w != nil {
 		t.Fatalf("after the commit: %+v, %v; want a free slot", w, err)
 	}
 	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Minute)),
@@ -118,7 +120,7 @@ func testWriterSlotReleasedByCommit(t *testing.T, s store.Store) {
 	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w != nil {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w != nil {
 		t.Errorf("ReleaseStateWriter left %+v", w)
 	}
 }
@@ -135,12 +137,12 @@ func testWriterSlotLease(t *testing.T, s store.Store) {
 	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(2*time.Minute)), Now: at(time.Minute + time.Millisecond)}); err != nil {
 		t.Fatalf("after the lease: %v", err)
 	}
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w == nil || w.Holder != "h2" {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
 		t.Errorf("holder = %+v, want h2", w)
 	}
 	// The presumed-dead holder's late release does not free h2's slot.
 	commit(t, s, &store.Commit{Execution: newExecution("run-1", "refund", at(time.Minute)), ReleaseWriter: "h1"})
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w == nil || w.Holder != "h2" {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
 		t.Errorf("after h1's late commit: holder %+v, want h2", w)
 	}
 }
@@ -154,13 +156,13 @@ func testWriterSlotAbandoned(t *testing.T, s store.Store) {
 	if _, err := s.AbandonOwner(t.Context(), "owner-b"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w == nil {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil {
 		t.Fatal("another owner's abandonment freed the slot")
 	}
 	if _, err := s.AbandonOwner(t.Context(), "owner-a"); err != nil {
 		t.Fatal(err)
 	}
-	if w, err := l.StateWriter(t.Context(), "run-1"); err != nil || w != nil {
+	if w, err := stateWriter(l, t.Context(), "run-1"); err != nil || w != nil {
 		t.Fatalf("after AbandonOwner: %+v, %v; want a free slot", w, err)
 	}
 }
@@ -200,7 +202,7 @@ func testWriterSlotRace(t *testing.T, s store.Store) {
 	if len(winners) != 1 {
 		t.Fatalf("%d calls took the slot (%v), want 1", len(winners), winners)
 	}
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w == nil || w.Holder != winners[0] {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != winners[0] {
 		t.Errorf("holder = %+v, want %s", w, winners[0])
 	}
 	if run := getRun(t, s, "run-1"); run.Step != 1 {
@@ -217,7 +219,7 @@ func testWriterSlotWithoutOperation(t *testing.T, s store.Store) {
 	}
 	e := newExecution("run-1", "lookup", at(time.Second))
 	commit(t, s, &store.Commit{Execution: e, NewState: []byte(`{"seen":1}`), ExpectVersion: 0, ReleaseWriter: "h1"})
-	if w, _ := l.StateWriter(t.Context(), "run-1"); w != nil {
+	if w, _ := stateWriter(l, t.Context(), "run-1"); w != nil {
 		t.Errorf("slot still held: %+v", w)
 	}
 	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "no-such-run", Writer: claim("h1", at(time.Minute)), Now: at(0)}); !errors.Is(err, store.ErrNotFound) {
@@ -436,5 +438,66 @@ func testAdmitStepKept(t *testing.T, s store.Store) {
 	}
 	if r := getRun(t, s, "run-1"); r.Step != 1 {
 		t.Errorf("run step %d, want 1", r.Step)
+	}
+}
+
+// stateWriter returns the run's one slot holder, or nil; more than one is
+// an error (the cases that use it take exclusive claims).
+func stateWriter(l store.Limiter, ctx context.Context, runID string) (*store.StateWriter, error) {
+	ws, err := l.StateWriters(ctx, runID)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(ws) == 0:
+		return nil, nil
+	case len(ws) > 1:
+		return nil, fmt.Errorf("%d holders of the slot of %s: %+v", len(ws), runID, ws)
+	}
+	return &ws[0], nil
+}
+
+// shared is a shared slot claim of holder.
+func shared(holder string, lease time.Time) *store.WriterClaim {
+	c := claim(holder, lease)
+	c.Shared = true
+	return c
+}
+
+func testWriterSlotShared(t *testing.T, s store.Store) {
+	l := limiter(t, s)
+	ensureRun(t, s, "run-1")
+	admit := func(c *store.WriterClaim, op string) error {
+		_, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: c, Operation: newOperation(op), Now: at(0)})
+		return err
+	}
+	// Calls that only update the state share the slot...
+	if err := admit(shared("u1", at(time.Hour)), "op-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admit(shared("u2", at(time.Hour)), "op-2"); err != nil {
+		t.Fatalf("a second shared claim: %v", err)
+	}
+	// ...and keep out a call judged against the state.
+	if err := admit(claim("j1", at(time.Hour)), "op-3"); !errors.Is(err, store.ErrWriterBusy) {
+		t.Fatalf("exclusive beside shared holders: %v, want ErrWriterBusy", err)
+	}
+	ws, err := l.StateWriters(t.Context(), "run-1")
+	if err != nil || len(ws) != 2 || !ws[0].Shared || !ws[1].Shared {
+		t.Fatalf("StateWriters = %+v, %v; want u1 and u2, shared", ws, err)
+	}
+	settle(t, s, "run-1", "op-1", types.OpCompleted, "u1")
+	if err := admit(claim("j1", at(time.Hour)), "op-3"); !errors.Is(err, store.ErrWriterBusy) {
+		t.Fatalf("exclusive beside one shared holder: %v, want ErrWriterBusy", err)
+	}
+	settle(t, s, "run-1", "op-2", types.OpCompleted, "u2")
+	if err := admit(claim("j1", at(time.Hour)), "op-3"); err != nil {
+		t.Fatalf("exclusive once the shared holders are gone: %v", err)
+	}
+	// An exclusive holder keeps out shared claims too.
+	if err := admit(shared("u3", at(time.Hour)), "op-4"); !errors.Is(err, store.ErrWriterBusy) {
+		t.Fatalf("shared beside an exclusive holder: %v, want ErrWriterBusy", err)
+	}
+	if !store.Conflicts(ws, claim("x", at(0)), at(0)) || store.Conflicts(ws, shared("x", at(0)), at(0)) || store.Conflicts(ws, claim("x", at(0)), at(2*time.Hour)) {
+		t.Error("store.Conflicts disagrees with Admit")
 	}
 }

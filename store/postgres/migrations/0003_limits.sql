@@ -3,10 +3,12 @@
 -- replica), and quota reservations (limits shared across runs and
 -- replicas over a sliding window).
 CREATE TABLE state_writers (
-    run_id      text   PRIMARY KEY,
-    holder      text   NOT NULL,
-    owner       text   NOT NULL,
-    lease_until bigint NOT NULL
+    run_id      text    NOT NULL,
+    holder      text    NOT NULL,
+    owner       text    NOT NULL,
+    lease_until bigint  NOT NULL,
+    shared      boolean NOT NULL,
+    PRIMARY KEY (run_id, holder)
 );
 CREATE INDEX state_writers_owner ON state_writers (owner);
 CREATE TABLE quota_reservations (

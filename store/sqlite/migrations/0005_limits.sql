@@ -2,10 +2,12 @@
 -- most one call that reads or changes the run's state in flight), and
 -- quota reservations (limits shared across runs over a sliding window).
 CREATE TABLE state_writers (
-    run_id      TEXT    PRIMARY KEY,
+    run_id      TEXT    NOT NULL,
     holder      TEXT    NOT NULL,
     owner       TEXT    NOT NULL,
-    lease_until INTEGER NOT NULL
+    lease_until INTEGER NOT NULL,
+    shared      INTEGER NOT NULL,
+    PRIMARY KEY (run_id, holder)
 ) STRICT;
 CREATE INDEX state_writers_owner ON state_writers (owner);
 CREATE TABLE quota_reservations (
