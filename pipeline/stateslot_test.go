@@ -250,7 +250,10 @@ func TestStatelessCallsSkipTheSlot(t *testing.T) {
 func TestUpdatersShareTheSlot(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	g := newGatedRefunds()
-	cfg := limitConfig(g.fn, func(t *config.Tool) { t.Rules = nil }) // updates refunded_paise, reads nothing
+	cfg := limitConfig(g.fn, func(t *config.Tool) {
+		t.Rules = nil // updates refunded_paise, reads nothing
+		t.Timeout = config.Timeout{Connect: config.Duration(time.Second), Read: config.Duration(2 * time.Second)}
+	})
 	cfg.Tools["judged_refund"] = limitConfig(func(ctx context.Context, args json.RawMessage) (any, error) {
 		return map[string]any{"refund_id": "rf_j"}, nil
 	}, nil).Tools["issue_refund"]
@@ -273,6 +276,9 @@ func TestUpdatersShareTheSlot(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("the second updater did not run beside the first")
 		}
+	}
+	if len(done) > 0 {
+		t.Fatalf("an updater ended before the second entered: they ran one after the other (%s)", (<-done).Observation)
 	}
 	judged := make(chan *types.Result, 1)
 	go func() {
