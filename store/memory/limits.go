@@ -128,14 +128,19 @@ func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[strin
 func (l *limits) check(claims []store.QuotaClaim, now time.Time) *store.QuotaDenial {
 	for _, c := range claims {
 		var used int64
-		var rows []store.Reservation
-		for _, r := range l.reservations[quotaKey{c.Quota, c.Key}] {
+		all := l.reservations[quotaKey{c.Quota, c.Key}]
+		for _, r := range all {
 			if r.at.After(now.Add(-c.Window)) {
 				used += r.amount
-				rows = append(rows, store.Reservation{At: r.at, Amount: r.amount})
 			}
 		}
 		if used+c.Amount > c.Limit {
+			var rows []store.Reservation
+			for _, r := range all {
+				if r.at.After(now.Add(-c.Window)) {
+					rows = append(rows, store.Reservation{At: r.at, Amount: r.amount})
+				}
+			}
 			return &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount,
 				FreesAt: store.FreesAt(rows, used, c.Amount, c.Limit, c.Window)}
 		}
