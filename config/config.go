@@ -191,6 +191,8 @@ type Tool struct {
 	Verify *Lookup `yaml:"verify" json:"verify,omitempty"`
 	// State maps state keys to CEL expressions applied on success.
 	State map[string]string `yaml:"state" json:"state,omitempty"`
+	// Quotas are limits shared across runs and replicas (see Quota).
+	Quotas []Quota `yaml:"quotas" json:"quotas,omitempty"`
 	// MaxObservationBytes bounds the observation text. Default 4096.
 	MaxObservationBytes int `yaml:"max_observation_bytes" json:"max_observation_bytes"`
 

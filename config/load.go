@@ -204,6 +204,7 @@ func (c *Config) Normalize() error {
 			errs = append(errs, e)
 		}
 	}
+	errs = append(errs, c.normalizeQuotas()...)
 	if len(c.Tools) == 0 && !c.HasImports() {
 		bad("tools", "no tools are declared")
 	}

@@ -99,6 +99,13 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		return types.NextRetry, 0, ""
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
 		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeRunBusy:
+		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			return types.NextWait, ms(f.RetryAfter), ""
+		}
+		return types.NextEscalate, 0, ""
 	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome:
 		return types.NextVerify, ms(f.RetryAfter), f.VerifyWith
 	case types.CodeRejected:
@@ -193,6 +200,14 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " Nothing was done. Wait %s before trying %s again, or use another approach or escalate.", seconds(f.RetryAfter), dep)
 	case types.CodeDuplicateInFlight:
 		fmt.Fprintf(b, " The same operation is running right now; wait %s and repeat this exact call to get its result. Do not change the arguments.", seconds(f.RetryAfter))
+	case types.CodeRunBusy:
+		fmt.Fprintf(b, " Nothing was done: another call of this run that reads or changes the run's state was still running. Wait %s and repeat this exact call; it will be judged against the state that call leaves.", seconds(f.RetryAfter))
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			fmt.Fprintf(b, " Nothing was done. Wait %s and repeat the call, or escalate if it cannot wait.", seconds(f.RetryAfter))
+		} else {
+			b.WriteString(" Nothing was done, and waiting will not help: escalate to a person.")
+		}
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
 		switch {
 		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:

@@ -33,6 +33,9 @@ type fencedStore struct {
 	fenceOwner string
 }
 
+// Unwrap lets the pipeline find the wrapped store's Limiter.
+func (s *fencedStore) Unwrap() store.Store { return s.Store }
+
 func (s *fencedStore) Fence() (store.Fence, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -115,6 +115,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		envelopeForOp = failed
 	}
+	p.releaseSlot(ctx, f, err == nil)
 	if f.key != "" && f.opUpdate != nil {
 		p.waiters.notify(f.key)
 	}
@@ -155,7 +156,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		if f.traceID.IsValid() {
 			row.TraceID = f.traceID.String()
 		}
-		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
+		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version, ReleaseWriter: f.holder}
 		if f.takeStep {
 			encoded := row.Result
 			c.TakeStep = func(step int64) json.RawMessage { return monitor.WithStep(encoded, stepAt, step) }

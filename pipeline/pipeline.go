@@ -100,7 +100,8 @@ type Pipeline struct {
 	waiters  waiters
 	// fencer is the store's liveness (nil for a store of one process):
 	// writes are begun under its fence and sent only while it holds.
-	fencer store.Fencer
+	fencer  store.Fencer
+	limiter store.Limiter // the store's, found through wrappers; nil: none
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -152,6 +153,10 @@ func New(cfg *Config) (*Pipeline, error) {
 	if p.exec == nil {
 		p.httpExec = execute.NewHTTP(execute.HTTPOptions{Clock: p.clock})
 		p.exec = &execute.Router{HTTP: p.httpExec}
+	}
+	p.limiter = limiterOf(p.store)
+	if err := p.checkLimiter(); err != nil {
+		return nil, err
 	}
 	p.breakers = breaker.NewSet(p.clock)
 	p.budgets = retry.NewBudgets()

@@ -144,6 +144,7 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
 		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
 		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
+		{Pattern: "GET /v1/quotas", Handler: http.HandlerFunc(s.listQuotas)},
 	}
 	for _, m := range append(routes, opts.Mounts...) {
 		if err := s.handle(m); err != nil {

@@ -38,6 +38,13 @@ const (
 	// it); the action itself was carried out (an extension of the
 	// contract's list).
 	CodeInvalidOutput Code = "invalid_output"
+	// CodeQuotaExceeded: a quota (shared across runs, over a window) would
+	// be exceeded; nothing was done.
+	CodeQuotaExceeded Code = "quota_exceeded"
+	// CodeRunBusy: another call of the run that reads or changes its state
+	// was still in flight at this call's deadline; nothing was done, and
+	// repeating the call later is safe (an extension of the contract).
+	CodeRunBusy Code = "run_busy"
 
 	// Gateway refusals, answered with a 4xx/5xx status by the server.
 	CodeBadRequest      Code = "bad_request"
@@ -54,7 +61,7 @@ const (
 // a rule code (a Code not listed here) is not.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout:
+	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout, CodeRunBusy:
 		return true
 	}
 	return false

@@ -66,6 +66,17 @@ type Compiled struct {
 	Required []string
 	// Properties are the declared arguments, sorted.
 	Properties []string
+	// Quotas are the tool's compiled quotas, in config order.
+	Quotas []*Quota
+	// StateWriter is true when a call of the tool reads the run's state
+	// (StateReader) or changes it (it has state updates): such calls hold
+	// the run's state-writer slot (see pipeline's stateslot.go).
+	StateWriter bool
+	// StateReader is true when its rules, owner, verify or quota
+	// expressions use state: such calls of one run are judged one after
+	// another, alone (an exclusive hold of the slot); a writer that does
+	// not read the state shares the slot with others like it.
+	StateReader bool
 
 	args   *argSchema
 	output *outputSchema // nil: no output_schema
@@ -156,6 +167,10 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 				c.VerifyResult = prog
 			}
 		}
+	}
+	for _, c := range v.tools {
+		c.StateReader = c.readsState()
+		c.StateWriter = c.StateReader || len(c.StateExprs) > 0
 	}
 	if len(problems) > 0 {
 		// Group by tool, keeping each tool's problems in the order found.
@@ -286,6 +301,8 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 			}
 		}
 	}
+
+	c.Quotas = compileQuotas(env, spec.Quotas, bad)
 
 	// State updates.
 	if len(spec.State) > 0 {

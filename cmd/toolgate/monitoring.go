@@ -45,7 +45,7 @@ func (m *monitoring) breakers() []breaker.Snapshot {
 
 func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error {
 	m.owner = pipeline.DefaultOwner()
-	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg})
+	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas})
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: m.owner, Recover: true})
 	if err != nil {
 		return err

@@ -15,6 +15,8 @@
 //	toolgate_unknown_outcomes_total{tool}           counter
 //	toolgate_breaker_state{dependency}              gauge: 0 closed, 1 half-open, 2 open
 //	toolgate_store_commit_duration_seconds{op}      histogram, op = commit | begin_operation
+//	toolgate_quota_keys{quota}                      gauge: keys with use inside the window
+//	toolgate_quota_max_used_ratio{quota}            gauge: the fullest key's used / limit
 //	go_*, process_*                                 the runtime and process collectors
 //
 // toolgate_attempts_total counts every request sent to a dependency as it
@@ -62,6 +64,9 @@ type Config struct {
 	// NoRuntime leaves out the Go runtime and process collectors (tests
 	// that compare the whole output).
 	NoRuntime bool
+	// Quotas returns the quota keys' use, read at each scrape. Optional:
+	// without it the quota gauges have no series.
+	Quotas func() []QuotaUse
 }
 
 // Metrics holds toolgate's collectors on their own registry. It is a
@@ -120,6 +125,9 @@ func New(cfg Config) *Metrics {
 	}
 	if cfg.Tools != nil {
 		m.Declare(cfg.Tools)
+	}
+	if cfg.Quotas != nil {
+		m.registry.MustRegister(&quotaCollector{uses: cfg.Quotas})
 	}
 	if !cfg.NoRuntime {
 		m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
