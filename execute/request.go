@@ -21,8 +21,9 @@ type builtRequest struct {
 }
 
 // buildRequest maps an attempt to method, URL and body: each {arg} of the
-// path is replaced by the path-escaped argument; the remaining arguments go
-// in the query string for GET and DELETE and in a JSON body otherwise.
+// path is replaced by the argument escaped for where it lands (see
+// expandPath); the remaining arguments go in the query string for GET and
+// DELETE and in a JSON body otherwise.
 func buildRequest(a *Attempt) (builtRequest, error) {
 	if a.Tool == nil {
 		return builtRequest{}, errors.New("the attempt has no tool")
@@ -46,6 +47,7 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	if err != nil {
 		return builtRequest{}, err
 	}
+
 	base, err := url.Parse(a.Dependency.BaseURL)
 	if err != nil {
 		return builtRequest{}, fmt.Errorf("bad base URL: %w", err)
@@ -88,35 +90,45 @@ func (b builtRequest) bodyReader() io.Reader {
 	return bytes.NewReader(b.body)
 }
 
-// expandPath replaces each {name} in the path template with the escaped
-// string form of args[name] and deletes the argument from args.
+// expandPath replaces each {name} in the path template with the string form
+// of args[name], escaped for where it lands, and deletes the argument from
+// args. Before the template's '?' a value is path-escaped (PathEscape: it
+// stays inside its one segment, '/' included); after it a value is
+// query-escaped (QueryEscape: '&', '=', '+' and '#' included), so that it
+// stays the one parameter the template names.
 func expandPath(template string, args map[string]any) (string, error) {
 	var out strings.Builder
-	rest := template
-	for {
-		open := strings.IndexByte(rest, '{')
-		if open < 0 {
-			out.WriteString(rest)
-			return out.String(), nil
+	inQuery := false
+	for i := 0; i < len(template); {
+		c := template[i]
+		if c == '{' {
+			end := strings.IndexByte(template[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("path %q has an unclosed {", template)
+			}
+			name := template[i+1 : i+end]
+			value, ok := args[name]
+			if !ok {
+				return "", fmt.Errorf("the path %q needs argument %q, which the call did not supply", template, name)
+			}
+			text, err := scalarText(value)
+			if err != nil {
+				return "", fmt.Errorf("path argument %q: %w", name, err)
+			}
+			if inQuery {
+				out.WriteString(url.QueryEscape(text))
+			} else {
+				out.WriteString(url.PathEscape(text))
+			}
+			delete(args, name)
+			i += end + 1
+			continue
 		}
-		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 {
-			return "", fmt.Errorf("path %q has an unclosed {", template)
-		}
-		name := rest[open+1 : open+end]
-		value, ok := args[name]
-		if !ok {
-			return "", fmt.Errorf("the path %q needs argument %q, which the call did not supply", template, name)
-		}
-		text, err := scalarText(value)
-		if err != nil {
-			return "", fmt.Errorf("path argument %q: %w", name, err)
-		}
-		out.WriteString(rest[:open])
-		out.WriteString(url.PathEscape(text))
-		delete(args, name)
-		rest = rest[open+end+1:]
+		inQuery = inQuery || c == '?'
+		out.WriteByte(c)
+		i++
 	}
+	return out.String(), nil
 }
 
 // queryString encodes arguments as a query string, keys sorted: scalars as

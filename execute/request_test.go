@@ -38,6 +38,11 @@ func TestBuildRequest(t *testing.T) {
 			wantMethod: "POST", wantURL: "http://h/x", wantBody: `{"n":1.0}`},
 		{name: "PATCH body", base: "http://h", method: "patch", path: "/x/{id}", args: map[string]any{"id": "1", "q": "v"},
 			wantMethod: "PATCH", wantURL: "http://h/x/1", wantBody: `{"q":"v"}`},
+		{name: "query template values stay one parameter", base: "http://h", method: "GET", path: "/orders?customer={c}&status=open",
+			args: map[string]any{"c": "c1&status=all&admin=true#f+g h"}, wantMethod: "GET",
+			wantURL: "http://h/orders?customer=c1%26status%3Dall%26admin%3Dtrue%23f%2Bg+h&status=open"},
+		{name: "path values stay one segment", base: "http://h", method: "GET", path: "/orders/{id}",
+			args: map[string]any{"id": "a/../b?c#d"}, wantMethod: "GET", wantURL: "http://h/orders/a%2F..%2Fb%3Fc%23d"},
 		{name: "unclosed brace", base: "http://h", method: "GET", path: "/x/{id",
 			wantErr: `path "/x/{id" has an unclosed {`},
 	}

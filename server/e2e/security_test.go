@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recorder is a dependency that answers every request with {"ok":true}
+// and keeps what it was sent, as it arrived on the wire.
+type recorder struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []seenRequest
+	// answer, when set, serves the request instead.
+	answer http.HandlerFunc
+}
+
+// seenRequest is one request as the dependency saw it.
+type seenRequest struct {
+	method, escapedPath, rawQuery string
+	header                        http.Header
+}
+
+func startRecorder(t *testing.T) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.mu.Lock()
+		rec.seen = append(rec.seen, seenRequest{method: r.Method, escapedPath: r.URL.EscapedPath(), rawQuery: r.URL.RawQuery, header: r.Header.Clone()})
+		answer := rec.answer
+		rec.mu.Unlock()
+		if answer != nil {
+			answer(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+// requests returns what the dependency was sent so far and forgets it.
+func (rec *recorder) requests() []seenRequest {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	seen := rec.seen
+	rec.seen = nil
+	return seen
+}
+
+// securityYAML is a config of ordinary tools that place arguments in the
+// path, the query string and a header.
+const securityYAML = `store: sqlite:toolgate.db
+auth:
+  keys:
+    - {name: support-bot, key: ` + supportKey + `}
+    - {name: other-bot, key: ` + otherKey + `}
+dependencies:
+  shop: {base_url: "RECORDER", breaker: {threshold: 2, cooldown: 10m}}
+tools:
+  find_orders:
+    description: The open orders of one customer.
+    dependency: shop
+    request: {method: GET, path: "/orders?customer={customer}&status=open"}
+    effect: read
+    input_schema: {type: object, required: [customer], properties: {customer: {type: string}}, additionalProperties: false}
+  list_refunds:
+    description: The refunds of one order.
+    dependency: shop
+    request: {method: GET, path: "/orders/{order_id}/refunds"}
+    effect: read
+    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
+  tag_order:
+    description: Tag an order.
+    dependency: shop
+    request: {method: POST, path: "/tags"}
+    effect: write
+    input_schema: {type: object, required: [order_id, tag], properties: {order_id: {type: string}, tag: {type: string}}, additionalProperties: false}
+    idempotency: {key: "tag:{order_id}:{tag}:{run_id}", header: Idempotency-Key}
+    retry: {max_attempts: 4, base: 1ms, cap: 1ms}
+`
+
+// securitySuite is a server of securityYAML in front of a recorder, with
+// run "r1" of support-bot.
+func securitySuite(t *testing.T) (*proc, *recorder) {
+	t.Helper()
+	rec := startRecorder(t)
+	srv := startServe(t, strings.ReplaceAll(securityYAML, "RECORDER", rec.srv.URL))
+	if a := srv.post("/v1/runs", supportKey, `{"run_id":"r1","principal":{"id":"cust_42"}}`); a.status != http.StatusCreated {
+		t.Fatalf("create run: %d %s", a.status, a.body)
+	}
+	return srv, rec
+}
+
+// checkIntact fails unless the server is healthy and run r1 of
+// support-bot has exactly rows rows, each with its observation.
+func checkIntact(t *testing.T, srv *proc, run, key string, rows int) {
+	t.Helper()
+	if a := srv.get("/healthz", ""); a.status != http.StatusOK {
+		t.Fatalf("healthz: %d %s", a.status, a.body)
+	}
+	var doc struct {
+		Step    int64 `json:"step"`
+		History []struct {
+			Observation string `json:"observation"`
+		} `json:"history"`
+	}
+	a := srv.get("/v1/runs/"+run, key)
+	if a.status != http.StatusOK {
+		t.Fatalf("run %s: %d %s", run, a.status, a.body)
+	}
+	a.decode(t, &doc)
+	if doc.Step != int64(rows) || len(doc.History) != rows {
+		t.Fatalf("run %s: step %d, %d rows; want %d", run, doc.Step, len(doc.History), rows)
+	}
+	for i, h := range doc.History {
+		if h.Observation == "" {
+			t.Errorf("row %d has no observation", i)
+		}
+	}
+}
+
+// A value placed in the query string of a path template stays the one
+// parameter the template names: the model cannot override the template's
+// fixed parameters or add others.
+func TestQueryInjectionThroughPathTemplate(t *testing.T) {
+	srv, rec := securitySuite(t)
+	const hostile = "c1&status=all&admin=true#x+y =z"
+	args, _ := json.Marshal(map[string]string{"customer": hostile})
+	res := srv.call("r1", supportKey, "find_orders", string(args))
+	if !res.OK {
+		t.Fatalf("%s: %s", res.Code(), res.Observation)
+	}
+	seen := rec.requests()
+	if len(seen) != 1 {
+		t.Fatalf("the dependency got %d requests", len(seen))
+	}
+	q, err := url.ParseQuery(seen[0].rawQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"customer": {hostile}, "status": {"open"}}
+	if len(q) != len(want) || q.Get("customer") != hostile || len(q["status"]) != 1 || q.Get("status") != "open" {
+		t.Fatalf("the dependency got the query %q = %v, want %v", seen[0].rawQuery, q, want)
+	}
+	checkIntact(t, srv, "r1", supportKey, 1)
+}
