@@ -127,9 +127,9 @@ func (h *HTTP) transport(dep *config.Dependency) *http.Transport {
 // Do sends one request and reads the whole answer, within the tool's
 // connect and read timeouts.
 func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
-	built, err := buildRequest(a)
-	if err != nil {
-		return nil, invalidRequest(a, err.Error())
+	built, fail := h.build(a)
+	if fail != nil {
+		return nil, fail
 	}
 	dep := dependencyName(a, built.url)
 

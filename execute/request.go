@@ -23,7 +23,9 @@ type builtRequest struct {
 // buildRequest maps an attempt to method, URL and body: each {arg} of the
 // path is replaced by the argument escaped for where it lands (see
 // expandPath); the remaining arguments go in the query string for GET and
-// DELETE and in a JSON body otherwise.
+// DELETE and in a JSON body otherwise. An argument that cannot be placed
+// (a dot segment) is an
+// *ArgumentError.
 func buildRequest(a *Attempt) (builtRequest, error) {
 	if a.Tool == nil {
 		return builtRequest{}, errors.New("the attempt has no tool")
@@ -93,15 +95,29 @@ func (b builtRequest) bodyReader() io.Reader {
 // expandPath replaces each {name} in the path template with the string form
 // of args[name], escaped for where it lands, and deletes the argument from
 // args. Before the template's '?' a value is path-escaped (PathEscape: it
-// stays inside its one segment, '/' included); after it a value is
-// query-escaped (QueryEscape: '&', '=', '+' and '#' included), so that it
-// stays the one parameter the template names.
+// stays inside its one segment, '/' included), and a segment holding a
+// value may not end up ".", ".." or empty: a proxy or server that
+// normalises dot segments would serve another resource. After the '?' a
+// value is query-escaped (QueryEscape: '&', '=', '+' and '#' included), so
+// that it stays the one parameter the template names.
 func expandPath(template string, args map[string]any) (string, error) {
 	var out strings.Builder
 	inQuery := false
+	segStart, segArg := 0, "" // where the current path segment began; the argument placed in it
+	endSegment := func() error {
+		if segArg == "" {
+			return nil
+		}
+		switch seg := out.String()[segStart:]; seg {
+		case "", ".", "..":
+			return &ArgumentError{Arg: segArg, Why: fmt.Sprintf("it would make the path segment %q, which names another resource than the one meant (an empty segment, . or ..)", seg)}
+		}
+		return nil
+	}
 	for i := 0; i < len(template); {
 		c := template[i]
-		if c == '{' {
+		switch {
+		case c == '{':
 			end := strings.IndexByte(template[i:], '}')
 			if end < 0 {
 				return "", fmt.Errorf("path %q has an unclosed {", template)
@@ -119,14 +135,26 @@ func expandPath(template string, args map[string]any) (string, error) {
 				out.WriteString(url.QueryEscape(text))
 			} else {
 				out.WriteString(url.PathEscape(text))
+				segArg = name
 			}
 			delete(args, name)
 			i += end + 1
 			continue
+		case !inQuery && (c == '/' || c == '?'):
+			if err := endSegment(); err != nil {
+				return "", err
+			}
+			out.WriteByte(c)
+			segStart, segArg, inQuery = out.Len(), "", c == '?'
+		default:
+			out.WriteByte(c)
 		}
-		inQuery = inQuery || c == '?'
-		out.WriteByte(c)
 		i++
+	}
+	if !inQuery {
+		if err := endSegment(); err != nil {
+			return "", err
+		}
 	}
 	return out.String(), nil
 }

@@ -53,6 +53,14 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
 
 	var out outcome
+	// A request toolgate cannot build is refused before the breaker is
+	// asked: it says nothing about the dependency's health.
+	if checker, ok := p.exec.(execute.RequestChecker); ok {
+		if fail := checker.CheckRequest(a); fail != nil {
+			out.fail = fail
+			return out
+		}
+	}
 	for {
 		ticket, err := br.Allow()
 		if err != nil {

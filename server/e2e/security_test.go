@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/types"
 )
 
 // recorder is a dependency that answers every request with {"ok":true}
@@ -150,4 +152,27 @@ func TestQueryInjectionThroughPathTemplate(t *testing.T) {
 		t.Fatalf("the dependency got the query %q = %v, want %v", seen[0].rawQuery, q, want)
 	}
 	checkIntact(t, srv, "r1", supportKey, 1)
+}
+
+// A path argument may not turn its segment into ".", ".." or an empty
+// one: the call is refused invalid_argument and nothing is sent.
+func TestDotSegmentsRefused(t *testing.T) {
+	srv, rec := securitySuite(t)
+	for i, id := range []string{"..", ".", ""} {
+		res := srv.call("r1", supportKey, "list_refunds", `{"order_id":"`+id+`"}`)
+		if res.Code() != types.CodeInvalidArgument || res.Meta.SideEffect != types.SideEffectNone || !strings.Contains(res.Error.Message, `"order_id"`) {
+			t.Fatalf("order_id %q: %s side=%s %q", id, res.Code(), res.Meta.SideEffect, res.Observation)
+		}
+		if seen := rec.requests(); len(seen) != 0 {
+			t.Fatalf("order_id %q: the dependency was sent %+v", id, seen)
+		}
+		checkIntact(t, srv, "r1", supportKey, i+1)
+	}
+	// Dots inside a value are no dot segment.
+	if res := srv.call("r1", supportKey, "list_refunds", `{"order_id":"...x/../y"}`); !res.OK {
+		t.Fatalf("%s: %s", res.Code(), res.Observation)
+	}
+	if seen := rec.requests(); len(seen) != 1 || seen[0].escapedPath != "/orders/...x%2F..%2Fy/refunds" {
+		t.Fatalf("the dependency was sent %+v", seen)
+	}
 }
