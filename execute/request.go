@@ -24,7 +24,7 @@ type builtRequest struct {
 // path is replaced by the argument escaped for where it lands (see
 // expandPath); the remaining arguments go in the query string for GET and
 // DELETE and in a JSON body otherwise. An argument that cannot be placed
-// (a dot segment) is an
+// (a dot segment, a header value with control characters) is an
 // *ArgumentError.
 func buildRequest(a *Attempt) (builtRequest, error) {
 	if a.Tool == nil {
@@ -49,7 +49,14 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	if err != nil {
 		return builtRequest{}, err
 	}
-
+	if e := checkOperationKeyHeader(a); e != nil {
+		return builtRequest{}, e
+	}
+	for name, v := range a.Dependency.Headers {
+		if why := headerValueProblem(v); why != "" {
+			return builtRequest{}, fmt.Errorf("the dependency's header %s cannot be sent: %s", name, why)
+		}
+	}
 	base, err := url.Parse(a.Dependency.BaseURL)
 	if err != nil {
 		return builtRequest{}, fmt.Errorf("bad base URL: %w", err)

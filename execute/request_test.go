@@ -80,3 +80,37 @@ func TestBuildRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestOperationKeyHeaderRefused(t *testing.T) {
+	tests := []struct {
+		name, key string
+		args      map[string]any
+		wantErr   string
+	}{
+		{"CRLF from an argument", "tag:o1:x\r\n:r1", map[string]any{"order_id": "o1", "tag": "x\r\n"},
+			`argument "tag" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it holds the control character '\r', which cannot be sent in the header`},
+		{"NUL", "k\x00", map[string]any{"a": "k\x00"},
+			`argument "a" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it holds the control character '\x00', which cannot be sent in the header`},
+		{"trailing blank", "tag:x ", map[string]any{"t": "x "},
+			`argument "t" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it begins or ends with a blank, which the header would not carry`},
+		{"tab and non-ASCII inside are fine", "k\tü", map[string]any{"a": "k\tü"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Attempt{
+				Tool:         &config.Tool{Request: &config.Request{Method: "POST", Path: "/tags"}, Idempotency: config.Idempotency{Header: "Idempotency-Key"}},
+				Dependency:   &config.Dependency{BaseURL: "http://h"},
+				Args:         tt.args,
+				OperationKey: tt.key,
+			}
+			_, err := buildRequest(a)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Fatalf("error = %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}

@@ -176,3 +176,29 @@ func TestDotSegmentsRefused(t *testing.T) {
 		t.Fatalf("the dependency was sent %+v", seen)
 	}
 }
+
+// A header value with control characters is refused invalid_argument
+// naming the argument; it is never a dependency failure, so it neither is
+// retried nor opens the breaker for everyone else.
+func TestBadHeaderValueNeverTripsTheBreaker(t *testing.T) {
+	srv, rec := securitySuite(t)
+	for i := range 5 {
+		res := srv.call("r1", supportKey, "tag_order", `{"order_id":"o1","tag":"x\r\nX-Admin: 1"}`)
+		if res.Code() != types.CodeInvalidArgument || res.Meta.SideEffect != types.SideEffectNone || res.Meta.Attempts != 0 ||
+			!strings.Contains(res.Error.Message, `"tag"`) {
+			t.Fatalf("call %d: %s side=%s attempts=%d %q", i, res.Code(), res.Meta.SideEffect, res.Meta.Attempts, res.Observation)
+		}
+	}
+	if seen := rec.requests(); len(seen) != 0 {
+		t.Fatalf("the dependency was sent %d requests", len(seen))
+	}
+	// The dependency is healthy and its breaker closed: other calls go through.
+	res := srv.call("r1", supportKey, "tag_order", `{"order_id":"o1","tag":"gift"}`)
+	if !res.OK {
+		t.Fatalf("%s: %s", res.Code(), res.Observation)
+	}
+	if seen := rec.requests(); len(seen) != 1 || seen[0].header.Get("Idempotency-Key") != "tag:o1:gift:r1" {
+		t.Fatalf("the dependency was sent %+v", seen)
+	}
+	checkIntact(t, srv, "r1", supportKey, 6)
+}
