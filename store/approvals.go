@@ -47,14 +47,16 @@ type Approval struct {
 	UsedBy string `json:"used_by,omitempty"`
 }
 
-// Binding is what an approval is bound to.
+// Binding is what an approval is bound to: the exact action and the run
+// that asked for it. An approval is usable only from that run: another
+// run, even one asserting the same principal, is another request.
 type Binding struct {
-	Tool, ArgsHash, PrincipalID, ConfigVersion string
+	Tool, ArgsHash, PrincipalID, ConfigVersion, RunID string
 }
 
 // Binding returns the approval's binding.
 func (a *Approval) Binding() Binding {
-	return Binding{Tool: a.Tool, ArgsHash: a.ArgsHash, PrincipalID: a.PrincipalID, ConfigVersion: a.ConfigVersion}
+	return Binding{Tool: a.Tool, ArgsHash: a.ArgsHash, PrincipalID: a.PrincipalID, ConfigVersion: a.ConfigVersion, RunID: a.RunID}
 }
 
 // ApprovalStore keeps approvals. Backends that implement it enable rules

@@ -20,7 +20,7 @@ decided_by, comment, created_at, decided_at, expires_at, used_by`
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 	selectApprovalSQL = `SELECT ` + approvalColumns + ` FROM approvals WHERE id = $1`
 	findApprovalSQL   = `SELECT ` + approvalColumns + ` FROM approvals
-WHERE tool = $1 AND args_hash = $2 AND principal_id = $3 AND config_version = $4 ORDER BY created_at DESC, id DESC LIMIT 1`
+WHERE tool = $1 AND args_hash = $2 AND principal_id = $3 AND config_version = $4 AND run_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1`
 	decideApprovalSQL = `UPDATE approvals SET status = $1, decided_by = $2, comment = $3, decided_at = $4
 WHERE id = $5 AND status = 'pending' AND expires_at > $4`
 	useApprovalSQL = `WITH taken AS (UPDATE approvals SET used_by = $2 WHERE id = $1 AND used_by = '' RETURNING used_by)
@@ -70,7 +70,7 @@ func (s *Store) FindApproval(ctx context.Context, b store.Binding) (*store.Appro
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	a, err := scanApproval(s.pool.QueryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion))
+	a, err := scanApproval(s.pool.QueryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion, b.RunID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, s.readErr("find approval", err)
 	}

@@ -18,7 +18,7 @@ decided_by, comment, created_at, decided_at, expires_at, used_by`
 	insertApprovalSQL = `INSERT INTO approvals (` + approvalColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectApprovalSQL = `SELECT ` + approvalColumns + ` FROM approvals WHERE id = ?`
 	findApprovalSQL   = `SELECT ` + approvalColumns + ` FROM approvals
-WHERE tool = ? AND args_hash = ? AND principal_id = ? AND config_version = ? ORDER BY created_at DESC, id DESC LIMIT 1`
+WHERE tool = ? AND args_hash = ? AND principal_id = ? AND config_version = ? AND run_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`
 	decideApprovalSQL = `UPDATE approvals SET status = ?, decided_by = ?, comment = ?, decided_at = ?
 WHERE id = ? AND status = 'pending' AND expires_at > ?`
 	useApprovalSQL    = `UPDATE approvals SET used_by = ? WHERE id = ? AND used_by = ''`
@@ -71,7 +71,7 @@ func (s *Store) FindApproval(ctx context.Context, b store.Binding) (*store.Appro
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	a, err := scanApproval(s.queryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion))
+	a, err := scanApproval(s.queryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion, b.RunID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, s.readErr("find approval", err)
 	}

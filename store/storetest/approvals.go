@@ -81,12 +81,23 @@ func testApprovalFind(t *testing.T, s store.Store) {
 	if err := as.CreateApproval(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	got, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1"})
+	otherRun := newApproval("ap-other-run", 6*time.Minute)
+	otherRun.RunID = "run-2"
+	if err := as.CreateApproval(ctx, otherRun); err != nil {
+		t.Fatal(err)
+	}
+	got, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-1"})
 	if err != nil || got.ID != "ap-new" {
 		t.Fatalf("FindApproval = %+v, %v; want ap-new", got, err)
 	}
-	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h2", PrincipalID: "cust_1", ConfigVersion: "v1"}); !errors.Is(err, store.ErrNotFound) {
+	if got, err := as.FindApproval(ctx, otherRun.Binding()); err != nil || got.ID != "ap-other-run" {
+		t.Fatalf("FindApproval(run-2) = %+v, %v; want ap-other-run", got, err)
+	}
+	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h2", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-1"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("other args: %v, want ErrNotFound", err)
+	}
+	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-3"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another run: %v, want ErrNotFound", err)
 	}
 }
 
