@@ -81,7 +81,7 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if err != nil {
 		return nil, err
 	}
-	runID, err := s.runFor(ctx, req.Session, who, m.runID)
+	run, err := s.runFor(ctx, req.Session, who, m.runID)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +89,11 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if callID == "" {
 		callID = "mcp_" + strings.ToLower(rand.Text()[:16])
 	}
-	res, err := s.gw.Do(ctx, &types.Call{RunID: runID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
+	res, err := s.gw.Do(ctx, &types.Call{RunID: run.ID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
 	if err != nil {
 		return nil, s.internal("running the call", err)
 	}
+	res.Meta.RunID = run.PublicID()
 	return res, nil
 }
 

@@ -80,7 +80,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 func (p *Pipeline) recheckApproved(f *flight) *validate.Refusal {
 	checked, refusal := p.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.ID, CallID: f.call.CallID, SkipApprovalRules: true,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID, SkipApprovalRules: true,
 	})
 	if checked != nil {
 		f.checked = checked

@@ -124,7 +124,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	st := f.state
 	checked, refusal := p.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: st, RunID: f.run.ID, CallID: f.call.CallID,
+		State: st, RunID: f.run.PublicID(), CallID: f.call.CallID,
 	})
 	if checked != nil {
 		f.bind(checked, p.tools)
@@ -201,12 +201,13 @@ func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
 	}
 	f.dep = cfg.Dependencies[f.spec.Dependency]
 	if f.spec.Effect != types.EffectRead {
-		f.key = operationKey(c, f.run.ID)
+		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
 	}
 }
 
 // operationKey derives the identity of a write from the operation, never the
 // attempt: the tool's template, or a hash of (run, tool, canonical args).
+// bind scopes it to the run's owner (types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {

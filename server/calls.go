@@ -37,15 +37,17 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
+	call.RunID = run.ID // the stored, scoped id
 	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {
-			e = noSuchRun(call.RunID)
+			e = noSuchRun(run.PublicID())
 		}
-		e.runID, e.tool = clip(call.RunID), clip(call.Tool)
+		e.runID, e.tool = clip(run.PublicID()), clip(call.Tool)
 		return e
 	}
+	res.Meta.RunID = run.PublicID()
 	writeResult(w, res)
 	return nil
 }

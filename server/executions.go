@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/toolgate/toolgate/types"
 )
@@ -45,10 +46,12 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch {
 	case f.RunID != "":
-		if _, e := s.ownedRun(r, f.RunID); e != nil {
+		run, e := s.ownedRun(r, f.RunID)
+		if e != nil {
 			s.writeError(w, r, e)
 			return
 		}
+		f.RunID = run.ID
 		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	case s.devMode():
 		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
@@ -64,10 +67,22 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	if rows == nil {
 		rows = []types.Execution{}
 	}
+	publicRunIDs(rows, KeyName(r.Context()))
 	writeJSON(w, http.StatusOK, &ExecutionList{Executions: rows})
 }
 
 // strictQuery refuses query parameters other than valid, naming them.
 func strictQuery(q url.Values, valid ...string) *apiError {
 	return refuseUnknown("query parameter", "the URL", slices.Sorted(maps.Keys(q)), valid)
+}
+
+// publicRunIDs shows each row's run by the id its key knows it by (the
+// rows listed are the key's own runs; see types.ScopedRunID).
+func publicRunIDs(rows []types.Execution, key string) {
+	if key == "" {
+		return
+	}
+	for i := range rows {
+		rows[i].RunID = strings.TrimPrefix(rows[i].RunID, key+"/")
+	}
 }

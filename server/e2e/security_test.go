@@ -86,6 +86,13 @@ tools:
     input_schema: {type: object, required: [order_id, tag], properties: {order_id: {type: string}, tag: {type: string}}, additionalProperties: false}
     idempotency: {key: "tag:{order_id}:{tag}:{run_id}", header: Idempotency-Key}
     retry: {max_attempts: 4, base: 1ms, cap: 1ms}
+  note_order:
+    description: Note something on an order, once per order and text.
+    dependency: shop
+    request: {method: POST, path: "/notes"}
+    effect: write
+    input_schema: {type: object, required: [order_id, text], properties: {order_id: {type: string}, text: {type: string}}, additionalProperties: false}
+    idempotency: {key: "note:{order_id}:{text}", header: Idempotency-Key}
 `
 
 // securitySuite is a server of securityYAML in front of a recorder, with
@@ -197,7 +204,7 @@ func TestBadHeaderValueNeverTripsTheBreaker(t *testing.T) {
 	if !res.OK {
 		t.Fatalf("%s: %s", res.Code(), res.Observation)
 	}
-	if seen := rec.requests(); len(seen) != 1 || seen[0].header.Get("Idempotency-Key") != "tag:o1:gift:r1" {
+	if seen := rec.requests(); len(seen) != 1 || seen[0].header.Get("Idempotency-Key") != "support-bot/tag:o1:gift:r1" {
 		t.Fatalf("the dependency was sent %+v", seen)
 	}
 	checkIntact(t, srv, "r1", supportKey, 6)

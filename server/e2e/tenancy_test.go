@@ -52,3 +52,50 @@ func TestApprovalOnlyForTheRunThatAsked(t *testing.T) {
 	checkIntact(t, srv, "a1", supportKey, 2)
 	checkIntact(t, srv, "b1", otherKey, 2)
 }
+
+// Run ids and operation keys are scoped to the key that owns the run:
+// another key's run id is simply not there (no 409 that says it exists),
+// and another key's identical operation is another operation, even under
+// an operation key template without {run_id}.
+func TestTenancyByKey(t *testing.T) {
+	srv, rec := securitySuite(t) // support-bot owns r1
+	if a := srv.post("/v1/runs", otherKey, `{"run_id":"r1","principal":{"id":"someone_else"}}`); a.status != http.StatusCreated ||
+		!strings.Contains(string(a.body), `"run_id":"r1"`) || a.header.Get("Location") != "/v1/runs/r1" {
+		t.Fatalf("other-bot creating its own r1: %d %s", a.status, a.body)
+	}
+	if a := srv.post("/v1/runs", otherKey, `{"run_id":"r1","principal":{"id":"someone_else"}}`); a.status != http.StatusConflict {
+		t.Fatalf("other-bot creating r1 twice: %d %s", a.status, a.body)
+	}
+	for key, principal := range map[string]string{supportKey: "cust_42", otherKey: "someone_else"} {
+		a := srv.get("/v1/runs/r1", key)
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), `"id":"`+principal+`"`) || !strings.Contains(string(a.body), `"run_id":"r1"`) {
+			t.Fatalf("r1 as seen by %s: %d %s", key[:5], a.status, a.body)
+		}
+	}
+
+	const note = `{"order_id":"o1","text":"fragile"}`
+	first := srv.call("r1", supportKey, "note_order", note)
+	if !first.OK || first.Meta.Replayed || first.Meta.RunID != "r1" {
+		t.Fatalf("support-bot: %s replayed=%v run=%q", first.Code(), first.Meta.Replayed, first.Meta.RunID)
+	}
+	if again := srv.call("r1", supportKey, "note_order", note); !again.OK || !again.Meta.Replayed {
+		t.Fatalf("support-bot's repeat: %s replayed=%v", again.Code(), again.Meta.Replayed)
+	}
+	theirs := srv.call("r1", otherKey, "note_order", note)
+	if !theirs.OK || theirs.Meta.Replayed || theirs.Meta.IdempotencyKey == first.Meta.IdempotencyKey {
+		t.Fatalf("other-bot got support-bot's operation: %s replayed=%v key %q", theirs.Code(), theirs.Meta.Replayed, theirs.Meta.IdempotencyKey)
+	}
+	seen := rec.requests()
+	if len(seen) != 2 || seen[0].header.Get("Idempotency-Key") == seen[1].header.Get("Idempotency-Key") {
+		t.Fatalf("the dependency got %+v, want two operations with two keys", seen)
+	}
+	checkIntact(t, srv, "r1", supportKey, 2)
+	checkIntact(t, srv, "r1", otherKey, 1)
+	var list struct {
+		Executions []types.Execution `json:"executions"`
+	}
+	srv.get("/v1/executions?run=r1", otherKey).decode(t, &list)
+	if len(list.Executions) != 1 {
+		t.Fatalf("other-bot's r1 has %d rows", len(list.Executions))
+	}
+}
