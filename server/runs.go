@@ -96,6 +96,9 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, e := decodeRun(body, s.maxDepth)
+	if e == nil {
+		e = s.principalOf(r, opts)
+	}
 	if e != nil {
 		s.writeError(w, r, e)
 		return
@@ -136,7 +139,6 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 		return nil, e
 	}
 	opts := &toolgate.RunOptions{}
-	hasPrincipal := false
 	for _, m := range ms {
 		if isNull(m.value) {
 			continue
@@ -154,7 +156,7 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 			if err != nil {
 				return nil, badRequest("%v", err)
 			}
-			opts.Principal, hasPrincipal = p, true
+			opts.Principal = p
 		case "state":
 			if kindOf(m.value) != "an object" {
 				return nil, badRequest(`"state" must be a JSON object (the run's initial state), got %s`, kindOf(m.value))
@@ -170,10 +172,30 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 			}
 		}
 	}
-	if !hasPrincipal {
-		return nil, badRequest(`"principal" is required: who the run acts for, e.g. {"id": "cust_42", "permissions": ["refunds:write"]}`)
-	}
 	return opts, nil
+}
+
+// principalOf settles the principal of a new run: a key that pins one
+// (auth.keys[].principal) opens runs for it alone, never wider; any other
+// caller must name one.
+func (s *Server) principalOf(r *http.Request, opts *toolgate.RunOptions) *apiError {
+	var asked *types.Principal
+	if opts.Principal.ID != "" {
+		asked = &opts.Principal
+	}
+	pinned := s.pinned[KeyName(r.Context())]
+	if pinned == nil {
+		if asked == nil {
+			return badRequest(`"principal" is required: who the run acts for, e.g. {"id": "cust_42", "permissions": ["refunds:write"]}`)
+		}
+		return nil
+	}
+	p, e := withinPinned(pinned, asked)
+	if e != nil {
+		return e
+	}
+	opts.Principal = p
+	return nil
 }
 
 // DecodePrincipal reads a principal strictly: a JSON object with id

@@ -56,6 +56,9 @@ func (rec *recorder) requests() []seenRequest {
 	return seen
 }
 
+// pinnedKey is a key whose principal is pinned in the config.
+const pinnedKey = "pinned-bot-key-0123456789"
+
 // securityYAML is a config of ordinary tools that place arguments in the
 // path, the query string and a header.
 const securityYAML = `store: sqlite:toolgate.db
@@ -63,6 +66,9 @@ auth:
   keys:
     - {name: support-bot, key: ` + supportKey + `}
     - {name: other-bot, key: ` + otherKey + `}
+    - name: pinned-bot
+      key: ` + pinnedKey + `
+      principal: {id: cust_7, permissions: ["refunds:write", "orders:read"], limits: {max_refund_paise: 500000, max_items: 3}, attrs: {tier: gold}}
 dependencies:
   shop: {base_url: "RECORDER", breaker: {threshold: 2, cooldown: 10m}}
 tools:

@@ -99,3 +99,60 @@ func TestTenancyByKey(t *testing.T) {
 		t.Fatalf("other-bot's r1 has %d rows", len(list.Executions))
 	}
 }
+
+// A key with a pinned principal cannot open a run for another principal,
+// or with wider permissions or limits: 403 forbidden, nothing created.
+func TestPinnedPrincipal(t *testing.T) {
+	srv, _ := securitySuite(t)
+	tests := []struct {
+		name, principal string
+		status          int
+		says            string // in the error message, or in the run document
+	}{
+		{"another principal", `{"id":"cust_42"}`, 403, `principal "cust_42"`},
+		{"a permission it lacks", `{"id":"cust_7","permissions":["refunds:write","admin"]}`, 403, `"admin"`},
+		{"all permissions", `{"id":"cust_7","permissions":["*"]}`, 403, `"*"`},
+		{"a wider limit", `{"id":"cust_7","limits":{"max_refund_paise":1000000000}}`, 403, `max_refund_paise`},
+		{"a limit it does not have", `{"id":"cust_7","limits":{"max_discount":5}}`, 403, `max_discount`},
+		{"other attributes", `{"id":"cust_7","attrs":{"tier":"platinum"}}`, 403, `tier`},
+		{"narrower", `{"id":"cust_7","permissions":["orders:read"],"limits":{"max_refund_paise":1000}}`, 201,
+			`"principal":{"id":"cust_7","permissions":["orders:read"],"limits":{"max_items":3,"max_refund_paise":1000},"attrs":{"tier":"gold"}}`},
+		{"the same", `{"id":"cust_7","permissions":["refunds:write","orders:read"],"limits":{"max_refund_paise":500000,"max_items":3},"attrs":{"tier":"gold"}}`, 201,
+			`"limits":{"max_items":3,"max_refund_paise":500000}`},
+		{"left out", ``, 201,
+			`"principal":{"id":"cust_7","permissions":["refunds:write","orders:read"],"limits":{"max_items":3,"max_refund_paise":500000},"attrs":{"tier":"gold"}}`},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"run_id":"p` + string(rune('a'+i)) + `"`
+			if tt.principal != "" {
+				body += `,"principal":` + tt.principal
+			}
+			a := srv.post("/v1/runs", pinnedKey, body+"}")
+			said := string(a.body)
+			if a.status == 403 {
+				var res types.Result
+				a.decode(t, &res)
+				if res.Error == nil || res.Error.Code != types.CodeForbidden {
+					t.Fatalf("want forbidden: %s", a.body)
+				}
+				said = res.Error.Message
+			}
+			if a.status != tt.status || !strings.Contains(said, tt.says) {
+				t.Fatalf("HTTP %d %s, want %d saying %s", a.status, a.body, tt.status, tt.says)
+			}
+			if tt.status == 403 {
+				if g := srv.get("/v1/runs/p"+string(rune('a'+i)), pinnedKey); g.status != http.StatusNotFound {
+					t.Fatalf("a refused run exists: %d %s", g.status, g.body)
+				}
+			}
+		})
+	}
+	// A key without a pinned principal still needs one in the body.
+	if a := srv.post("/v1/runs", otherKey, `{"run_id":"x"}`); a.status != http.StatusBadRequest {
+		t.Fatalf("no principal: %d %s", a.status, a.body)
+	}
+	if a := srv.get("/healthz", ""); a.status != http.StatusOK {
+		t.Fatalf("healthz: %d", a.status)
+	}
+}
