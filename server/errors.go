@@ -185,6 +185,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			respond(tw, internalError(nil))
 		}
 	}()
+	if s.refuseForeignHost(tw, r) {
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern != "" {
 		s.mux.ServeHTTP(tw, r)
 		return

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -214,4 +215,50 @@ func TestBadHeaderValueNeverTripsTheBreaker(t *testing.T) {
 		t.Fatalf("the dependency was sent %+v", seen)
 	}
 	checkIntact(t, srv, "r1", supportKey, 6)
+}
+
+// Without keys the server answers only requests to a loopback Host, so a
+// web page cannot reach it through DNS rebinding; nothing is created.
+func TestDNSRebindingRefusedWithoutKeys(t *testing.T) {
+	rec := startRecorder(t)
+	cfg := strings.ReplaceAll(securityYAML[:strings.Index(securityYAML, "auth:")]+securityYAML[strings.Index(securityYAML, "dependencies:"):], "RECORDER", rec.srv.URL)
+	srv := startServe(t, cfg)
+	port := srv.base[strings.LastIndex(srv.base, ":")+1:]
+	send := func(host, method, path, body string) *answer {
+		t.Helper()
+		hr, err := http.NewRequest(method, srv.base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr.Host = host
+		if body != "" {
+			hr.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return &answer{status: resp.StatusCode, header: resp.Header, body: b}
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "10.1.2.3:" + port, "localhost.evil.example:" + port} {
+		if a := send(host, "POST", "/v1/runs", `{"run_id":"rebound","principal":{"id":"x"}}`); a.status != http.StatusForbidden || !strings.Contains(string(a.body), `"forbidden"`) {
+			t.Fatalf("Host %s: %d %s", host, a.status, a.body)
+		}
+		if a := send(host, "GET", "/", ""); a.status != http.StatusForbidden {
+			t.Fatalf("Host %s, dashboard: %d", host, a.status)
+		}
+	}
+	if a := srv.get("/v1/runs/rebound", ""); a.status != http.StatusNotFound {
+		t.Fatalf("the rebound request made a run: %d %s", a.status, a.body)
+	}
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port} {
+		if a := send(host, "POST", "/v1/runs", `{"principal":{"id":"x"}}`); a.status != http.StatusCreated {
+			t.Fatalf("Host %s: %d %s", host, a.status, a.body)
+		}
+	}
+	if a := srv.get("/healthz", ""); a.status != http.StatusOK {
+		t.Fatalf("healthz: %d", a.status)
+	}
 }
