@@ -28,6 +28,10 @@ const (
 // MaxCallIDBytes bounds a call id sent in _meta.
 const MaxCallIDBytes = 256
 
+// MaxToolNameBytes bounds the tool a tools/call names, as on the HTTP API:
+// no configured tool has a longer name.
+const MaxToolNameBytes = 128
+
 // callTool is the handler of every configured tool: one call through the
 // pipeline, its envelope as the result.
 func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -69,6 +73,9 @@ func (s *server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 // JSON-RPC error: the request was wrong, or the store failed.
 func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Result, error) {
 	p := req.Params
+	if len(p.Name) > MaxToolNameBytes {
+		return nil, invalidParams("the tool name is %d bytes long; no tool's name is longer than %d (see tools/list)", len(p.Name), MaxToolNameBytes)
+	}
 	args, err := arguments(p.Arguments)
 	if err != nil {
 		return nil, err

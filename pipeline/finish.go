@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/monitor"
@@ -65,9 +67,12 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 			}
 			patch, err = patchFor(f.state)
 		}
+		if err == nil {
+			err = p.checkStateSize(f.run.State, patch)
+		}
 		if err != nil {
 			facts.Note = "The run's state was not updated: " + err.Error() + "."
-			patchFor = nil
+			patch, patchFor = nil, nil
 		}
 	}
 	observe.Annotate(res, facts)
@@ -118,6 +123,12 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 			var err error
 			if newState, err = state.ApplyRaw(run.State, patch); err != nil {
 				return err
+			}
+			if max := p.maxStateBytes(); int64(len(newState)) > max {
+				// Checked in finish against the state the call read; a
+				// newer state may be bigger: the update is left out.
+				p.log.Warn("state update left out: the state would exceed max_state_bytes", "run", run.ID, "tool", f.call.Tool, "bytes", len(newState), "max", max)
+				newState, patch, patchFor = nil, nil, nil
 			}
 		}
 		argsHash := ""
@@ -178,4 +189,30 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		}
 		return nil
 	}
+}
+
+// maxStateBytes is the config's max_state_bytes, or its default.
+func (p *Pipeline) maxStateBytes() int64 {
+	if p.tools.MaxStateBytes > 0 {
+		return p.tools.MaxStateBytes
+	}
+	return config.DefaultMaxStateBytes
+}
+
+// checkStateSize refuses a state update that would make the run's state
+// larger than max_state_bytes: an unbounded state would be stored whole,
+// with its patch, at every call.
+func (p *Pipeline) checkStateSize(old, patch json.RawMessage) error {
+	max := p.maxStateBytes()
+	if int64(len(old))+int64(len(patch)) <= max {
+		return nil // cannot exceed it: spare the trial application
+	}
+	newState, err := state.ApplyRaw(old, patch)
+	if err != nil {
+		return err
+	}
+	if int64(len(newState)) > max {
+		return fmt.Errorf("the update would make it %d bytes, more than max_state_bytes (%d); the call's own outcome above stands", len(newState), max)
+	}
+	return nil
 }

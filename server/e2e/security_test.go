@@ -100,6 +100,13 @@ tools:
     effect: write
     input_schema: {type: object, required: [order_id, text], properties: {order_id: {type: string}, text: {type: string}}, additionalProperties: false}
     idempotency: {key: "note:{order_id}:{text}", header: Idempotency-Key}
+  get_profile:
+    description: A customer's profile, kept in the run's state.
+    dependency: shop
+    request: {method: GET, path: "/profile"}
+    effect: read
+    input_schema: {type: object, properties: {size: {type: string}}}
+    state: {profile: "result"}
 `
 
 // securitySuite is a server of securityYAML in front of a recorder, with
@@ -261,4 +268,48 @@ func TestDNSRebindingRefusedWithoutKeys(t *testing.T) {
 	if a := srv.get("/healthz", ""); a.status != http.StatusOK {
 		t.Fatalf("healthz: %d", a.status)
 	}
+}
+
+// Nothing a caller sends or a dependency answers makes the server keep
+// unbounded data: a huge tool name is refused; a state update past
+// max_state_bytes is not applied, while the call's own outcome stands and
+// its observation says so.
+func TestSizesBounded(t *testing.T) {
+	srv, rec := securitySuite(t)
+	huge := strings.Repeat("t", 900_000)
+	if a := srv.post("/v1/runs/r1/calls", supportKey, `{"tool":"`+huge+`","args":{}}`); a.status != http.StatusBadRequest || len(a.body) > 4096 ||
+		!strings.Contains(string(a.body), "tool") {
+		t.Fatalf("a 900 KB tool name: %d, %d bytes: %.300s", a.status, len(a.body), a.body)
+	}
+	checkIntact(t, srv, "r1", supportKey, 0)
+
+	rec.mu.Lock()
+	rec.answer = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("size") == "big" {
+			_, _ = w.Write([]byte(`{"notes":"` + strings.Repeat("n", 1_500_000) + `"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"tier":"gold"}`))
+	}
+	rec.mu.Unlock()
+	res := srv.call("r1", supportKey, "get_profile", `{"size":"big"}`)
+	if !res.OK || len(res.Data) < 1_500_000 || !strings.Contains(res.Observation, "max_state_bytes") {
+		t.Fatalf("%s, %d bytes of data: %q", res.Code(), len(res.Data), res.Observation)
+	}
+	small := srv.call("r1", supportKey, "get_profile", `{"size":"small"}`)
+	if !small.OK || strings.Contains(small.Observation, "max_state_bytes") {
+		t.Fatalf("%s: %q", small.Code(), small.Observation)
+	}
+	var doc struct {
+		State   json.RawMessage `json:"state"`
+		History []struct {
+			StatePatch json.RawMessage `json:"state_patch"`
+		} `json:"history"`
+	}
+	srv.get("/v1/runs/r1", supportKey).decode(t, &doc)
+	if string(doc.State) != `{"profile":{"tier":"gold"}}` || len(doc.History) != 2 || (doc.History[0].StatePatch != nil && string(doc.History[0].StatePatch) != "null") {
+		t.Fatalf("state %.200s, history %+v", doc.State, doc.History)
+	}
+	checkIntact(t, srv, "r1", supportKey, 2)
 }
