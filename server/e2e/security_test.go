@@ -313,3 +313,17 @@ func TestSizesBounded(t *testing.T) {
 	}
 	checkIntact(t, srv, "r1", supportKey, 2)
 }
+
+// The dashboard cannot be framed by another origin.
+func TestDashboardNotFramable(t *testing.T) {
+	srv, _ := securitySuite(t)
+	for _, path := range []string{"/", "/assets/app.js"} {
+		a := srv.get(path, "")
+		if a.status != http.StatusOK || a.header.Get("X-Frame-Options") != "DENY" {
+			t.Fatalf("GET %s: %d, X-Frame-Options %q", path, a.status, a.header.Get("X-Frame-Options"))
+		}
+	}
+	if csp := srv.get("/", "").header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Fatalf("Content-Security-Policy %q", csp)
+	}
+}
