@@ -179,7 +179,8 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusFailure(dep, resp.StatusCode, resp.Header, body, h.clock.Now())
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Data: bodyData(body)}, nil
+	data, depth := bodyDataDepth(body)
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Data: data, DataDepth: depth}, nil
 }
 
 // setHeaders sets the dependency's headers, Accept, User-Agent, the content

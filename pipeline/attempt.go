@@ -129,6 +129,7 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 		return envelope.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
 	}
 	fail := out.fail
+	f.failure = fail
 	f.delivered = fail.Delivered
 	f.status = fail.Status
 	f.wait = fail.RetryAfter

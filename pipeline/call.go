@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
@@ -44,6 +45,8 @@ type flight struct {
 	expectKey  string // Reconcile: the operation this call may only settle
 	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
+	failure    *execute.Failure // the last attempt's, when the call failed on it
+	dataDepth  int              // an answer nested too deep, carried as text
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -177,6 +180,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
+		f.dataDepth = out.resp.DataDepth
 		return envelope.OK(out.resp.Data, types.Meta{})
 	}
 	res = p.failed(f, out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/observe"
@@ -23,7 +24,14 @@ import (
 // ledger status and state in one transaction.
 func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *types.Result {
 	effect := types.Effect("")
-	facts := &observe.Facts{Status: f.status, RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext}
+	facts := &observe.Facts{Status: f.status, RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext, DataDepth: f.dataDepth}
+	if fail := f.failure; fail != nil && res.Code() == fail.Code {
+		// An answer that will be the same on a repeat: a status the
+		// dependency does not use for passing trouble (a redirect, 501),
+		// or one too large to take.
+		facts.TooLarge = fail.Kind == execute.KindTooLarge
+		facts.Permanent = facts.TooLarge || fail.Kind == execute.KindStatus && !fail.Transient
+	}
 	m := &res.Meta
 	m.RunID, m.Step, m.Tool, m.CallID = f.run.ID, f.step, f.call.Tool, f.call.CallID
 	m.Attempts, m.IdempotencyKey, m.Verified = f.attempts, f.key, m.Verified || f.verified

@@ -107,6 +107,12 @@ tools:
     effect: read
     input_schema: {type: object, properties: {size: {type: string}}}
     state: {profile: "result"}
+  odd_read:
+    description: A read whose answer is odd.
+    dependency: shop
+    request: {method: GET, path: "/odd/{kind}"}
+    effect: read
+    input_schema: {type: object, required: [kind], properties: {kind: {type: string}}}
 `
 
 // securitySuite is a server of securityYAML in front of a recorder, with
@@ -326,4 +332,40 @@ func TestDashboardNotFramable(t *testing.T) {
 	if csp := srv.get("/", "").header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Fatalf("Content-Security-Policy %q", csp)
 	}
+}
+
+// An answer that will be the same on a repeat (a redirect, one too large)
+// is not advised as worth a retry; one nested 10,000 deep does not go raw
+// into data, where a client's JSON decoder would recurse that deep.
+func TestOddAnswers(t *testing.T) {
+	srv, rec := securitySuite(t)
+	deep := strings.Repeat("[", 10000) + "1" + strings.Repeat("]", 10000)
+	rec.mu.Lock()
+	rec.answer = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/odd/moved":
+			w.Header().Set("Location", "/elsewhere")
+			w.WriteHeader(http.StatusMovedPermanently)
+		case "/odd/huge":
+			_, _ = w.Write([]byte(`{"blob":"` + strings.Repeat("h", 9<<20) + `"}`))
+		case "/odd/deep":
+			_, _ = w.Write([]byte(deep))
+		}
+	}
+	rec.mu.Unlock()
+	for i, kind := range []string{"moved", "huge"} {
+		res := srv.call("r1", supportKey, "odd_read", `{"kind":"`+kind+`"}`)
+		if res.Code() != types.CodeUpstreamError || res.Meta.Next == types.NextRetry || res.Meta.SideEffect != types.SideEffectNone ||
+			strings.Contains(res.Observation, "safe to try again") {
+			t.Fatalf("%s: %s next=%s side=%s %q", kind, res.Code(), res.Meta.Next, res.Meta.SideEffect, res.Observation)
+		}
+		checkIntact(t, srv, "r1", supportKey, i+1)
+	}
+	res := srv.call("r1", supportKey, "odd_read", `{"kind":"deep"}`)
+	var text string
+	if !res.OK || json.Unmarshal(res.Data, &text) != nil || text != deep || res.Meta.Omitted == nil || res.Meta.Omitted.Depth != 10000 {
+		t.Fatalf("%s omitted=%+v data %.80s", res.Code(), res.Meta.Omitted, res.Data)
+	}
+	checkIntact(t, srv, "r1", supportKey, 3)
 }
