@@ -36,6 +36,10 @@ func TestApprovalOnlyForTheRunThatAsked(t *testing.T) {
 	if a := srv.post("/v1/approvals/"+id, opsKey, `{"decision":"approve","by":"alice"}`); a.status != http.StatusOK {
 		t.Fatalf("approve: %d %s", a.status, a.body)
 	}
+	// The approval records the approver's key beside the free-text by.
+	if a := srv.get("/v1/approvals/"+id, opsKey); a.status != http.StatusOK || !strings.Contains(string(a.body), `"by":"alice","by_key":"ops"`) {
+		t.Fatalf("the decided approval: %d %s", a.status, a.body)
+	}
 	// B repeats first: still waiting for its own approval; nothing is sent.
 	if again := srv.call("b1", otherKey, "issue_refund", refund); again.Code() != types.CodeApprovalRequired || again.Meta.ApprovalID != other.Meta.ApprovalID {
 		t.Fatalf("b1 after a1's approval: %s %+v", again.Code(), again.Meta)

@@ -33,6 +33,7 @@ func scanApproval(row pgx.Row) (*store.Approval, error) {
 	var created, decided, expires int64
 	err := row.Scan(&a.ID, &a.Tool, &a.ArgsHash, jsonDest(&a.Args), &a.PrincipalID, &a.RunID, &a.ConfigVersion,
 		&a.Rule, &a.Reason, &a.Status, &a.By, &a.Comment, &created, &decided, &expires, &a.UsedBy)
+	a.By, a.ByKey = store.SplitDecider(a.By)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -46,7 +47,7 @@ func scanApproval(row pgx.Row) (*store.Approval, error) {
 // CreateApproval inserts a pending approval.
 func (s *Store) CreateApproval(ctx context.Context, a *store.Approval) error {
 	args := []any{a.ID, a.Tool, a.ArgsHash, jsonArg(a.Args), a.PrincipalID, a.RunID, a.ConfigVersion, a.Rule, a.Reason,
-		string(a.Status), a.By, a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
+		string(a.Status), store.Decider(a.By, a.ByKey), a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
 	return s.write(ctx, "create approval", func(ctx context.Context, conn *pgxpool.Conn) error {
 		_, err := conn.Exec(ctx, insertApprovalSQL, args...)
 		return err

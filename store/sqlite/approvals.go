@@ -37,13 +37,14 @@ func scanApproval(row interface{ Scan(...any) error }) (*store.Approval, error) 
 	if err != nil {
 		return nil, err
 	}
+	a.By, a.ByKey = store.SplitDecider(a.By)
 	return &a, nil
 }
 
 // CreateApproval inserts a pending approval.
 func (s *Store) CreateApproval(ctx context.Context, a *store.Approval) error {
 	args := []any{a.ID, a.Tool, a.ArgsHash, jsonText(a.Args), a.PrincipalID, a.RunID, a.ConfigVersion, a.Rule, a.Reason,
-		string(a.Status), a.By, a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
+		string(a.Status), store.Decider(a.By, a.ByKey), a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
 	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
 		_, err := tx.exec(ctx, insertApprovalSQL, args...)
 		return err

@@ -41,9 +41,12 @@ func testApprovalLifecycle(t *testing.T, s store.Store) {
 		t.Fatalf("GetApproval = %+v, %v", got, err)
 	}
 	checkJSON(t, "approval args", got.Args, json.RawMessage(`{"amount":9007199254740993}`))
-	decided, err := as.DecideApproval(ctx, "ap-1", store.ApprovalApproved, "alice", "ok once", at(time.Minute))
-	if err != nil || decided.Status != store.ApprovalApproved || decided.By != "alice" || decided.Comment != "ok once" {
+	decided, err := as.DecideApproval(ctx, "ap-1", store.ApprovalApproved, store.Decider("alice", "ops"), "ok once", at(time.Minute))
+	if err != nil || decided.Status != store.ApprovalApproved || decided.By != "alice" || decided.ByKey != "ops" || decided.Comment != "ok once" {
 		t.Fatalf("DecideApproval = %+v, %v", decided, err)
+	}
+	if got, err := as.GetApproval(ctx, "ap-1"); err != nil || got.By != "alice" || got.ByKey != "ops" {
+		t.Fatalf("GetApproval after the decision = %+v, %v; want by alice, key ops", got, err)
 	}
 	checkTime(t, "decided_at", decided.DecidedAt, at(time.Minute))
 	if _, err := as.DecideApproval(ctx, "ap-1", store.ApprovalDenied, "bob", "", at(2*time.Minute)); !errors.Is(err, store.ErrApprovalDecided) {
