@@ -27,10 +27,29 @@ func (r Router) CheckRequest(a *Attempt) *Failure {
 	return r.HTTP.CheckRequest(a)
 }
 
-// CheckRequest builds the attempt's request without sending it.
+// CheckRequest checks what the arguments do to the attempt's request, the
+// path and the operation key's header, without building the rest of it
+// (the body, the URL), which Do builds once: a request that fails there is
+// toolgate's own problem (internal_error), never a dependency failure
+// either.
 func (h *HTTP) CheckRequest(a *Attempt) *Failure {
-	_, fail := h.build(a)
-	return fail
+	if a.Tool == nil || a.Tool.Request == nil || a.Dependency == nil {
+		return nil // Do says what is missing
+	}
+	_, err := expandPath(a.Tool.Request.Path, a.Args, false)
+	if err == nil {
+		if e := checkOperationKeyHeader(a); e != nil {
+			err = e
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var argErr *ArgumentError
+	if errors.As(err, &argErr) {
+		return argumentFailure(a, argErr)
+	}
+	return invalidRequest(a, err.Error())
 }
 
 // build is buildRequest with its error classified: an argument's fault is

@@ -19,7 +19,9 @@ func TestCheckRequest(t *testing.T) {
 	}{
 		{"buildable", httpAttempt("http://127.0.0.1:1", "GET", "/orders/{id}", map[string]any{"id": "o1"}), ""},
 		{"a dot segment is the caller's", httpAttempt("http://127.0.0.1:1", "GET", "/orders/{id}", map[string]any{"id": ".."}), types.CodeInvalidArgument},
-		{"a bad base URL is toolgate's", httpAttempt("ftp://127.0.0.1:1", "GET", "/", nil), types.CodeInternalError},
+		{"a bad base URL is left to Do (internal_error there)", httpAttempt("ftp://127.0.0.1:1", "GET", "/", nil), ""},
+		{"a missing path argument is toolgate's", httpAttempt("http://127.0.0.1:1", "GET", "/orders/{id}", nil), types.CodeInternalError},
+		{"a header the key breaks is the caller's", keyAttempt("tag:x\r\n", map[string]any{"tag": "x\r\n"}), types.CodeInvalidArgument},
 		{"a Go tool is not checked", goTool, ""},
 	}
 	r := Router{HTTP: NewHTTP(HTTPOptions{})}
@@ -38,4 +40,12 @@ func TestCheckRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keyAttempt is an attempt whose tool sends the operation key in a header.
+func keyAttempt(key string, args map[string]any) *Attempt {
+	a := httpAttempt("http://127.0.0.1:1", "POST", "/tags", args)
+	a.Tool.Idempotency.Header = "Idempotency-Key"
+	a.OperationKey = key
+	return a
 }

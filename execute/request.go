@@ -45,7 +45,7 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	for k, v := range a.Args {
 		rest[k] = v
 	}
-	path, err := expandPath(a.Tool.Request.Path, rest)
+	path, err := expandPath(a.Tool.Request.Path, rest, true)
 	if err != nil {
 		return builtRequest{}, err
 	}
@@ -106,8 +106,9 @@ func (b builtRequest) bodyReader() io.Reader {
 // value may not end up ".", ".." or empty: a proxy or server that
 // normalises dot segments would serve another resource. After the '?' a
 // value is query-escaped (QueryEscape: '&', '=', '+' and '#' included), so
-// that it stays the one parameter the template names.
-func expandPath(template string, args map[string]any) (string, error) {
+// that it stays the one parameter the template names. consume false leaves
+// args as they are (a check that builds nothing else).
+func expandPath(template string, args map[string]any, consume bool) (string, error) {
 	var out strings.Builder
 	inQuery := false
 	segStart, segArg := 0, "" // where the current path segment began; the argument placed in it
@@ -144,7 +145,9 @@ func expandPath(template string, args map[string]any) (string, error) {
 				out.WriteString(url.PathEscape(text))
 				segArg = name
 			}
-			delete(args, name)
+			if consume {
+				delete(args, name)
+			}
 			i += end + 1
 			continue
 		case !inQuery && (c == '/' || c == '?'):
