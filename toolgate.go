@@ -342,6 +342,12 @@ func (g *Gateway) Approval(ctx context.Context, id string) (*store.Approval, err
 // exact action the request names; the model's repeat of that call then runs
 // (once) or is told it was denied.
 func (g *Gateway) Decide(ctx context.Context, id string, approve bool, by, comment string) (*store.Approval, error) {
+	return g.DecideAs(ctx, id, approve, by, "", comment)
+}
+
+// DecideAs is Decide recording, beside the free-text by, the name of the
+// API key that made the decision (the server passes the caller's).
+func (g *Gateway) DecideAs(ctx context.Context, id string, approve bool, by, byKey, comment string) (*store.Approval, error) {
 	as, ok := g.store.(store.ApprovalStore)
 	if !ok {
 		return nil, ErrNoApprovals
@@ -350,5 +356,5 @@ func (g *Gateway) Decide(ctx context.Context, id string, approve bool, by, comme
 	if approve {
 		status = store.ApprovalApproved
 	}
-	return as.DecideApproval(ctx, id, status, by, comment, g.pipeline.Now())
+	return as.DecideApproval(ctx, id, status, store.Decider(by, byKey), comment, g.pipeline.Now())
 }

@@ -30,6 +30,7 @@ const (
 	DefaultMaxObservationBytes = 4096
 	DefaultApprovalTTL         = 24 * time.Hour
 	DefaultMaxBodyBytes        = 1 << 20
+	DefaultMaxStateBytes       = 1 << 20
 )
 
 // Config is a loaded toolgate.yaml. The zero value of every field means its
@@ -51,6 +52,10 @@ type Config struct {
 	ApprovalTTL Duration `yaml:"approval_ttl" json:"approval_ttl"`
 	// MaxBodyBytes bounds a request body on the server. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+	// MaxStateBytes bounds a run's state document: a state update that
+	// would make it larger is not applied (the call's own outcome stands,
+	// and its observation says so). Default 1 MiB.
+	MaxStateBytes int64 `yaml:"max_state_bytes" json:"max_state_bytes"`
 	// Telemetry chooses where OpenTelemetry traces go. Default: nowhere.
 	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
 

@@ -49,6 +49,15 @@ type Facts struct {
 	// (code invalid_output): shown in the observation, since it is not the
 	// result's data.
 	Answer []byte
+	// Permanent says the dependency's failure will recur on a repeat of
+	// the same call (a redirect, a status it does not use for passing
+	// trouble, an answer too large): retrying is no advice.
+	Permanent bool
+	// TooLarge says the dependency's answer was larger than toolgate takes.
+	TooLarge bool
+	// DataDepth, when set, is how deep the answer's JSON was nested, past
+	// the limit: data carries it as a string (meta.omitted.depth).
+	DataDepth int
 }
 
 // Annotate fills in res.Observation and the advice fields of res.Meta.
@@ -92,6 +101,12 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
 		if res.Meta.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite {
 			return types.NextVerify, 0, f.VerifyWith
+		}
+		switch {
+		case f.TooLarge:
+			return types.NextFixArgs, 0, ""
+		case f.Permanent:
+			return types.NextEscalate, 0, ""
 		}
 		if f.RetryAfter > 0 {
 			return types.NextWait, ms(f.RetryAfter), ""
@@ -160,6 +175,14 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 		text, omitted = Render(res.Data, max)
 		b.WriteString(text)
 	}
+	if f.DataDepth > 0 {
+		fmt.Fprintf(b, " (The answer was JSON nested %d levels deep, past toolgate's limit: data carries its text as a string.)", f.DataDepth)
+		if omitted == nil {
+			omitted = &types.Omitted{}
+		}
+		omitted.Depth = f.DataDepth
+		m.Omitted = omitted
+	}
 	if omitted != nil {
 		m.Omitted = omitted
 		if omitted.Total > 0 {
@@ -217,6 +240,10 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 			} else {
 				verifyFirst(b, f)
 			}
+		case f.TooLarge:
+			b.WriteString(" Repeating the same call will get the same answer: ask for less (a narrower query, a smaller page), or escalate.")
+		case f.Permanent:
+			b.WriteString(" Repeating the same call will get the same answer; this needs a person: escalate.")
 		case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
 			fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
 		default:

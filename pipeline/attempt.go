@@ -59,6 +59,14 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
 
 	var out outcome
+	// A request toolgate cannot build is refused before the breaker is
+	// asked: it says nothing about the dependency's health.
+	if checker, ok := p.exec.(execute.RequestChecker); ok {
+		if fail := checker.CheckRequest(a); fail != nil {
+			out.fail = fail
+			return out
+		}
+	}
 	for {
 		if spec == f.spec && f.fence != nil && !p.fencer.Holds(*f.fence) {
 			// Fencing, checked last before each send: others may take
@@ -141,6 +149,7 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 		return envelope.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
 	}
 	fail := out.fail
+	f.failure = fail
 	f.delivered = fail.Delivered
 	f.status = fail.Status
 	f.wait = fail.RetryAfter

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
@@ -50,6 +51,8 @@ type flight struct {
 	purpose    monitor.Purpose // why its attempts are sent; "" is monitor.PurposeCall
 	holder     string          // the run's state-writer slot, held until the commit
 	quota      *store.QuotaDenial
+	failure    *execute.Failure // the last attempt's, when the call failed on it
+	dataDepth  int              // an answer nested too deep, carried as text
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -180,6 +183,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
+		f.dataDepth = out.resp.DataDepth
 		return envelope.OK(out.resp.Data, types.Meta{})
 	}
 	res = p.failed(f, out)
@@ -208,7 +212,7 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 	}
 	checked, refusal := f.cfg.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.ID, CallID: f.call.CallID,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
 		Key: f.run.Owner,
 	})
 	if checked != nil {
@@ -234,12 +238,13 @@ func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
 	}
 	f.dep = cfg.Dependencies[f.spec.Dependency]
 	if f.spec.Effect != types.EffectRead {
-		f.key = operationKey(c, f.run.ID)
+		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
 	}
 }
 
 // operationKey derives the identity of a write from the operation, never the
 // attempt: the tool's template, or a hash of (run, tool, canonical args).
+// bind scopes it to the run's owner (types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
 )
 
 // TestToolsListIsTheKeysCatalogue: GET /v1/tools in every format lists the
@@ -79,8 +80,8 @@ func TestApprovalsOfHiddenToolsAreNotShown(t *testing.T) {
 	as := b.gw.Store().(store.ApprovalStore)
 	now := b.gw.Pipeline().Now()
 	for _, a := range []store.Approval{
-		{ID: "apr_visible", Tool: "echo", RunID: run},
-		{ID: "apr_hidden", Tool: "hold", RunID: run},
+		{ID: "apr_visible", Tool: "echo", RunID: types.ScopedRunID("alpha", run)},
+		{ID: "apr_hidden", Tool: "hold", RunID: types.ScopedRunID("alpha", run)},
 	} {
 		a.ArgsHash, a.PrincipalID, a.Status, a.CreatedAt, a.ExpiresAt = "h-"+a.ID, "cust_1", store.ApprovalPending, now, now.Add(time.Hour)
 		if err := as.CreateApproval(t.Context(), &a); err != nil {

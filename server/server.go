@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/types"
 )
 
 // Defaults of Options.
@@ -80,6 +81,7 @@ type Mount struct {
 type Server struct {
 	gw           *toolgate.Gateway
 	keys         keyring
+	pinned       map[string]*types.Principal // by key name: auth.keys[].principal
 	log          *slog.Logger
 	maxBody      int64
 	maxDepth     int
@@ -113,6 +115,7 @@ func New(opts Options) (*Server, error) {
 	if s.keys, err = newKeyring(keys); err != nil {
 		return nil, err
 	}
+	s.pinned = pinnedPrincipals(keys)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
