@@ -20,7 +20,9 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Handler serves the page at / and its files under /assets/.
+// Handler serves the page at /, its files under /assets/ and its icon at
+// /favicon.ico too (the page declares /assets/favicon.svg; the fixed path is
+// for clients that ask for it anyway).
 func Handler() http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -29,6 +31,15 @@ func Handler() http.Handler {
 	files := http.FileServer(http.FS(sub))
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", cacheable(http.StripPrefix("/assets/", files)))
+	mux.Handle("GET /favicon.ico", cacheable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		icon, err := assets.ReadFile("assets/favicon.svg")
+		if err != nil {
+			http.Error(w, "icon missing", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(icon)
+	})))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		page, err := assets.ReadFile("assets/index.html")
 		if err != nil {
@@ -37,10 +48,21 @@ func Handler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 		w.Write(page)
 	})
-	return mux
+	return unframeable(mux)
+}
+
+// unframeable forbids other origins (and this one) to frame the dashboard,
+// so no page can overlay its approve buttons (clickjacking): CSP
+// frame-ancestors for current browsers, X-Frame-Options for older ones.
+func unframeable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }
 
 func cacheable(h http.Handler) http.Handler {

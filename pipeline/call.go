@@ -10,7 +10,9 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -20,6 +22,7 @@ import (
 // flight is the working state of one call on its way through the stages.
 type flight struct {
 	call     *types.Call
+	cfg      *live // the configuration the call was admitted under, to its end
 	run      *types.Run
 	state    map[string]any
 	started  time.Time
@@ -30,6 +33,7 @@ type flight struct {
 	depName  string
 	key      string
 	step     int64
+	fence    *store.Fence // the liveness a write was begun under
 
 	attempts   int
 	retries    int
@@ -44,8 +48,11 @@ type flight struct {
 	expectKey  string // Reconcile: the operation this call may only settle
 	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
-	holder     string // the run's state-writer slot, held until the commit
+	purpose    monitor.Purpose // why its attempts are sent; "" is monitor.PurposeCall
+	holder     string          // the run's state-writer slot, held until the commit
 	quota      *store.QuotaDenial
+	failure    *execute.Failure // the last attempt's, when the call failed on it
+	dataDepth  int              // an answer nested too deep, carried as text
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -89,11 +96,11 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}
-	f := &flight{call: call, run: run, started: p.clock.Now(), expectKey: expectKey}
+	f := &flight{call: call, run: run, cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
-	ctx, span := p.startCall(ctx, call)
+	ctx, span := p.startCall(ctx, call, f.cfg.tools)
 	f.traceID = span.SpanContext().TraceID()
 	res := p.finish(ctx, f, p.run(ctx, f))
 	endCall(span, res)
@@ -176,6 +183,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
+		f.dataDepth = out.resp.DataDepth
 		return envelope.OK(out.resp.Data, types.Meta{})
 	}
 	res = p.failed(f, out)
@@ -195,19 +203,20 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 // for tools whose expressions can see it.
 func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *types.Result) {
 	f.state = nil
-	if c, ok := p.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
+	if c, ok := f.cfg.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
 		st, err := state.Decode(f.run.State)
 		if err != nil {
 			return nil, envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
 		}
 		f.state = st
 	}
-	checked, refusal := p.validator.Check(&validate.Input{
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.ID, CallID: f.call.CallID,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
+		Key: f.run.Owner,
 	})
 	if checked != nil {
-		f.bind(checked, p.tools)
+		f.bind(checked, f.cfg.tools)
 	}
 	if refusal != nil && refusal.Approval && checked != nil {
 		refusal = p.approve(ctx, f, refusal)
@@ -229,12 +238,13 @@ func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
 	}
 	f.dep = cfg.Dependencies[f.spec.Dependency]
 	if f.spec.Effect != types.EffectRead {
-		f.key = operationKey(c, f.run.ID)
+		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
 	}
 }
 
 // operationKey derives the identity of a write from the operation, never the
 // attempt: the tool's template, or a hash of (run, tool, canonical args).
+// bind scopes it to the run's owner (types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
@@ -282,7 +292,9 @@ func ruleNext(r *validate.Refusal) types.Next {
 	case r.Approval:
 		return types.NextWait
 	}
-	return ""
+	// A deny rule's next: (escalate by default), so that meta.next agrees
+	// with what the rule's message tells the model.
+	return r.RuleNext
 }
 
 // keyHonoured says the dependency dedupes this tool's writes by the

@@ -147,14 +147,27 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 	now := p.clock.Now()
 	a := &store.Admission{RunID: f.run.ID, Now: now, Step: f.step}
 	c := f.checked.Tool
+	owner := p.owner
+	if p.fencer != nil && f.spec.Effect == types.EffectWrite {
+		// Fencing, as in begin: no write is admitted by a process that
+		// cannot confirm it is alive in the shared store, and its
+		// operation and slot are held under the fence's owner id.
+		fence, err := p.fencer.Fence()
+		if err != nil {
+			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
+			f.takeStep = f.step == 0
+			return nil, envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
+		}
+		owner, f.fence = fence.Owner, &fence
+	}
 	if c.StateWriter {
-		a.Writer = &store.WriterClaim{Holder: p.owner + "/" + f.call.CallID + "/" + randomID(4), Owner: p.owner,
+		a.Writer = &store.WriterClaim{Holder: owner + "/" + f.call.CallID + "/" + randomID(4), Owner: owner,
 			LeaseUntil: f.deadline.Add(p.margin), Shared: !c.StateReader}
 	}
 	if f.spec.Effect == types.EffectWrite {
 		a.Operation = &types.Operation{
 			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
-			Status: types.OpStarted, Owner: p.owner,
+			Status: types.OpStarted, Owner: owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: now, UpdatedAt: now,
 		}
 		uses, err := f.checked.QuotaUses()
@@ -322,8 +335,9 @@ func (p *Pipeline) checkLimiter() error {
 	if p.limiter != nil {
 		return nil
 	}
-	for _, name := range p.validator.Names() {
-		if c, _ := p.validator.Tool(name); c.Limited() {
+	v := p.val()
+	for _, name := range v.Names() {
+		if c, _ := v.Tool(name); c.Limited() {
 			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)
 		}
 	}

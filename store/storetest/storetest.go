@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Stats", statsCases},
 		{"Approvals", approvalCases},
 		{"AdmitAndBegin", admitAndBeginCases},
+		{"Fencer", fenceCases},
 		{"Lifecycle", lifecycleCases},
 		{"Limits", limitCases},
 	}
