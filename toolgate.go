@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -93,6 +94,14 @@ type Options struct {
 	// owner for dead and its outcome for unknown. It must exceed the clock
 	// skew between replicas. Default 30s.
 	LeaseMargin time.Duration
+	// ToolsRefreshed, when set, is called after an MCP server's refreshed
+	// tool list (notifications/tools/list_changed, a stdio restart) has been
+	// merged and the calls that start from then on see it; err says why a
+	// list was not merged (the previous tools stay).
+	ToolsRefreshed func(dependency string, err error)
+	// ImportTimeout bounds connecting to the MCP servers of the config and
+	// listing their tools at Open. Default 30s.
+	ImportTimeout time.Duration
 }
 
 // Gateway is an embedded toolgate.
@@ -100,6 +109,12 @@ type Gateway struct {
 	pipeline  *pipeline.Pipeline
 	store     store.Store
 	ownsStore bool
+	upstreams *upstreams // nil without MCP servers
+
+	reloadMu        sync.Mutex // one reload at a time; guards the fields below
+	loadedAt        time.Time
+	restartRequired []string
+	lastReload      *ReloadOutcome
 }
 
 // Open loads the configuration, opens the store and compiles the pipeline.
@@ -135,23 +150,44 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 		}
 		g.store, g.ownsStore = st, true
 	}
-	p, err := pipeline.New(&pipeline.Config{
-		Tools: cfg, Store: g.store, Executor: opts.Executor, Clock: opts.Clock,
-		Rand: opts.Rand, Logger: opts.Logger, Sinks: opts.Sinks, Owner: owner, Tracer: opts.Tracer,
-		LeaseMargin: opts.LeaseMargin,
-	})
+	cfg, exec, err := g.openUpstreams(ctx, cfg, opts, opts.Executor)
 	if err != nil {
 		if g.ownsStore {
 			g.store.Close()
 		}
 		return nil, err
 	}
+	p, err := pipeline.New(&pipeline.Config{
+		Tools: cfg, Store: g.store, Executor: exec, Clock: opts.Clock,
+		Rand: opts.Rand, Logger: opts.Logger, Sinks: opts.Sinks, Owner: owner, Tracer: opts.Tracer,
+		LeaseMargin: opts.LeaseMargin,
+	})
+	if err != nil {
+		if g.upstreams != nil {
+			g.upstreams.close()
+		}
+		if g.ownsStore {
+			g.store.Close()
+		}
+		return nil, err
+	}
 	g.pipeline = p
+	if g.upstreams != nil {
+		log := opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		g.upstreams.bind(p.SetTools, log.Info)
+	}
+	g.loadedAt = p.Now()
 	return g, nil
 }
 
 // Close releases connections, and the store if the gateway opened it.
 func (g *Gateway) Close() error {
+	if g.upstreams != nil {
+		g.upstreams.close()
+	}
 	g.pipeline.Close()
 	if g.ownsStore {
 		return g.store.Close()
@@ -165,7 +201,8 @@ func (g *Gateway) Pipeline() *pipeline.Pipeline { return g.pipeline }
 // Store is the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }
 
-// Config is the configuration the gateway runs.
+// Config is the configuration the gateway runs: the one new calls are
+// admitted under (see Reload).
 func (g *Gateway) Config() *config.Config { return g.pipeline.Tools() }
 
 // RunOptions start a run.

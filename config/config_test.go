@@ -88,6 +88,8 @@ func TestLoadListsEveryProblem(t *testing.T) {
 		"store: \"mysql://nope\" is not a store",
 		"auth.keys[0].key: a key must be at least 16",
 		"dependencies.payments.base_url",
+		"dependencies.payments.retry_budget.ratio: 1.5 must be between 0 and 1",
+		"dependencies.payments.retry_budget.min_retries: -1 must be at least 1",
 		"tools.refund.description",
 		"tools.refund.effect: \"sometimes\"",
 		"tools.refund.dependency: no dependency named \"billing\"",

@@ -165,7 +165,11 @@ func (c *Config) Normalize() error {
 			continue
 		}
 		d.Name = name
-		if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
+		if d.MCP != nil {
+			for _, e := range d.MCP.normalize(c.dir()) {
+				bad(key+joinKey(e.Key), "%s", e.Why)
+			}
+		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
 			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
 		}
 		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
@@ -184,11 +188,14 @@ func (c *Config) Normalize() error {
 		}
 		if d.RetryBudget.MinRetries == 0 {
 			d.RetryBudget.MinRetries = DefaultRetryBudgetMin
+		} else if d.RetryBudget.MinRetries < 0 {
+			bad(key+".retry_budget.min_retries", "%d must be at least 1", d.RetryBudget.MinRetries)
 		}
 	}
 	if c.Tools == nil {
 		c.Tools = map[string]*Tool{}
 	}
+	c.holdOverrides()
 	for _, name := range sortedKeys(c.Tools) {
 		t := c.Tools[name]
 		key := "tools." + name
@@ -202,7 +209,8 @@ func (c *Config) Normalize() error {
 			errs = append(errs, e)
 		}
 	}
-	if len(c.Tools) == 0 {
+	errs = append(errs, c.normalizeQuotas()...)
+	if len(c.Tools) == 0 && !c.HasImports() {
 		bad("tools", "no tools are declared")
 	}
 	if c.Version == "" {
@@ -264,7 +272,12 @@ func (t *Tool) normalize(c *Config) []*Problem {
 	default:
 		bad("effect", "%q is not an effect: use read, idempotent or write", t.Effect)
 	}
-	if t.Func == nil {
+	if t.Func == nil && c.Dependencies[t.Dependency].sourceKind() == SourceMCP {
+		// An MCP tool: tools/call on the server, no request to build.
+		if t.Request != nil {
+			bad("request", "an MCP tool is called with tools/call; it takes no request")
+		}
+	} else if t.Func == nil {
 		if t.Dependency == "" {
 			bad("dependency", "an HTTP tool needs a dependency")
 		} else if c.Dependencies[t.Dependency] == nil {
@@ -365,7 +378,9 @@ func (t *Tool) normalize(c *Config) []*Problem {
 		if l.l.Lookup == "" {
 			bad(l.key+".lookup", "names the read tool to call")
 		} else if lt := c.Tools[l.l.Lookup]; lt == nil {
-			bad(l.key+".lookup", "no tool named %q", l.l.Lookup)
+			if !c.ImportsPending() { // else it may be imported: Imported checks it
+				bad(l.key+".lookup", "no tool named %q", l.l.Lookup)
+			}
 		} else if lt.Effect != "read" {
 			bad(l.key+".lookup", "%q must have effect read", l.l.Lookup)
 		}
@@ -414,6 +429,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// dir is the config file's directory, "" when the config was built in Go.
+func (c *Config) dir() string {
+	if c.Path == "" {
+		return ""
+	}
+	return filepath.Dir(c.Path)
 }
 
 // ToolNames returns the tool names, sorted.

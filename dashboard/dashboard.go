@@ -20,7 +20,9 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Handler serves the page at / and its files under /assets/.
+// Handler serves the page at /, its files under /assets/ and its icon at
+// /favicon.ico too (the page declares /assets/favicon.svg; the fixed path is
+// for clients that ask for it anyway).
 func Handler() http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -29,6 +31,15 @@ func Handler() http.Handler {
 	files := http.FileServer(http.FS(sub))
 	mux := http.NewServeMux()
 	mux.Handle("GET /assets/", cacheable(http.StripPrefix("/assets/", files)))
+	mux.Handle("GET /favicon.ico", cacheable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		icon, err := assets.ReadFile("assets/favicon.svg")
+		if err != nil {
+			http.Error(w, "icon missing", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Write(icon)
+	})))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		page, err := assets.ReadFile("assets/index.html")
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -88,6 +91,7 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 	srv, err := server.New(server.Options{Gateway: gw, Logger: slog.New(slog.DiscardHandler), Mounts: []server.Mount{
 		{Pattern: "GET /{$}", Handler: page, Public: true},
 		{Pattern: "GET /assets/", Handler: page, Public: true},
+		{Pattern: "GET /favicon.ico", Handler: page, Public: true},
 		{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Pipeline().Breakers)},
 		{Pattern: "GET /v1/stats", Handler: http.HandlerFunc(agg.ServeStats)},
 		{Pattern: "GET /v1/stats/series", Handler: http.HandlerFunc(agg.ServeSeries)},
@@ -149,6 +153,20 @@ func TestDashboardInChromium(t *testing.T) {
 				}
 				problems = append(problems, "console.error: "+strings.Join(parts, " "))
 			}
+		case *cdplog.EventEntryAdded:
+			// The browser's own console errors: a resource that failed to
+			// load (a 404 favicon), a CSP violation, a network error.
+			if e.Entry.Level == cdplog.EntryLevelError {
+				problems = append(problems, fmt.Sprintf("console %s error: %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL))
+			}
+		case *network.EventResponseReceived:
+			if e.Response.Status >= 400 {
+				problems = append(problems, fmt.Sprintf("HTTP %d for %s", e.Response.Status, e.Response.URL))
+			}
+		case *network.EventLoadingFailed:
+			if !e.Canceled {
+				problems = append(problems, fmt.Sprintf("loading failed: %s (%s)", e.ErrorText, e.Type))
+			}
 		}
 	})
 	if err != nil {
@@ -192,6 +210,20 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if counts[1] != 0 {
 		t.Errorf("lookup_order, far from its timeout, shows a pressure warning")
+	}
+	// The calls fill about a minute of the 1 h window: the chart zooms to
+	// them (every point shown, the span far narrower than the window).
+	xs, err := chromedp.Run(bctx, chromedp.Evaluate[[]float64](`(async () => {
+		const s = await (await fetch("/v1/stats/series?tool=issue_refund&window=1h")).json();
+		const host = document.getElementById("chart-issue_refund");
+		const at = (p) => new Date(p.start).getTime() / 1000;
+		return [Number(host.dataset.xMin), Number(host.dataset.xMax), at(s.points[0]), at(s.points[s.points.length - 1])];
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		fail("chart range", err)
+	}
+	if lo, hi, first, last := xs[0], xs[1], xs[2], xs[3]; lo > first || hi <= last || hi-lo > 900 {
+		t.Errorf("chart spans %.0f..%.0f (%.0f s) for points from %.0f to %.0f: want it zoomed to the data, under 15 min", lo, hi, hi-lo, first, last)
 	}
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -278,5 +310,34 @@ func TestDashboardInChromium(t *testing.T) {
 	t.Logf("screenshot: %s", path)
 	if dir := os.Getenv("TOOLGATE_SCREENSHOT_DIR"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "dashboard.png"), shot, 0o644)
+	}
+}
+
+// The page declares its icon and both its path and /favicon.ico answer it,
+// so no browser logs a 404 for it.
+func TestIcon(t *testing.T) {
+	ts := httptest.NewServer(dashboard.Handler())
+	defer ts.Close()
+	for _, path := range []string{"/favicon.ico", "/assets/favicon.svg"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg+xml") {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+	resp, err := http.Get(ts.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page strings.Builder
+	if _, err := io.Copy(&page, resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<link rel="icon" href="/assets/favicon.svg"`) {
+		t.Error("the page declares no icon")
 	}
 }

@@ -47,13 +47,16 @@ type Executor interface {
 	Do(ctx context.Context, a *Attempt) (*Response, *Failure)
 }
 
-// Router is the Executor of a gateway: it runs Go-function tools with Funcs
-// and every other tool with HTTP.
+// Router is the Executor of a gateway: it runs Go-function tools with Funcs,
+// the tools of MCP servers with MCP, and every other tool with HTTP.
 type Router struct {
 	// HTTP runs HTTP tools. It must be set if any tool is an HTTP tool.
 	HTTP *HTTP
 	// Funcs runs Go-function tools.
 	Funcs Funcs
+	// MCP runs the tools of dependencies with an mcp: section (package
+	// execute/mcpcall). It must be set if any tool is an MCP tool.
+	MCP Executor
 }
 
 var (
@@ -66,6 +69,12 @@ var (
 func (r Router) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	if a.Tool != nil && a.Tool.Func != nil {
 		return r.Funcs.Do(ctx, a)
+	}
+	if a.Dependency != nil && a.Dependency.MCP != nil {
+		if r.MCP == nil {
+			return nil, invalidRequest(a, "no MCP executor is configured")
+		}
+		return r.MCP.Do(ctx, a)
 	}
 	if r.HTTP == nil {
 		return nil, invalidRequest(a, "no HTTP executor is configured")

@@ -45,6 +45,9 @@ const (
 	// KindInvalidRequest: the request could not be built (a path argument is
 	// missing, the base URL is malformed, ...); nothing was sent.
 	KindInvalidRequest
+	// KindToolError: the tool answered that it failed (an MCP result with
+	// isError, or a JSON-RPC error in answer to tools/call).
+	KindToolError
 )
 
 var kindNames = map[Kind]string{
@@ -59,6 +62,7 @@ var kindNames = map[Kind]string{
 	KindFuncError:      "func_error",
 	KindTooLarge:       "too_large",
 	KindInvalidRequest: "invalid_request",
+	KindToolError:      "tool_error",
 }
 
 // String returns the kind's snake_case name, such as "connect_refused".

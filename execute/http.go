@@ -153,6 +153,7 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 		return nil, invalidRequest(a, err.Error())
 	}
 	h.setHeaders(req, a, built.body != nil)
+	traceRequest(ctx, req)
 
 	resp, err := h.transport(a.Dependency).RoundTrip(req)
 	if err != nil {

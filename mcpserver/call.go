@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -39,6 +40,12 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return nil, err
 	}
+	return toolResult(res)
+}
+
+// toolResult is a call's envelope as a tools/call result: the observation
+// as its text, the envelope as structuredContent.
+func toolResult(res *types.Result) (*mcp.CallToolResult, error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate: encoding the result: " + err.Error()}
@@ -51,21 +58,29 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // unknownTools is receiving middleware that answers a tools/call of a tool
-// the config does not have before the SDK does: the call goes through the
-// pipeline (recorded, code unknown_tool) and the answer is the JSON-RPC
-// error MCP prescribes, carrying toolgate's observation and envelope.
-func (s *server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
-		req, ok := r.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || req.Params == nil || s.cfg.Tools[req.Params.Name] != nil {
-			return next(ctx, method, r)
+// the key's server does not list before the SDK does: the call goes through
+// the pipeline (recorded). When the pipeline finds no such tool for the
+// run's key (code unknown_tool) the answer is the JSON-RPC error MCP
+// prescribes, carrying toolgate's observation and envelope; a tool the key
+// may call but is not shown (its pinned principal lacks the permission)
+// answers the pipeline's result (forbidden) like any listed tool.
+func (s *server) unknownTools(ks *keyServer) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
+			req, ok := r.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || req.Params == nil || ks.has(req.Params.Name) {
+				return next(ctx, method, r)
+			}
+			res, err := s.do(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			if res.Code() != types.CodeUnknownTool {
+				return toolResult(res)
+			}
+			body, _ := json.Marshal(res)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Observation, Data: body}
 		}
-		res, err := s.do(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		body, _ := json.Marshal(res)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Observation, Data: body}
 	}
 }
 
@@ -96,6 +111,8 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if callID == "" {
 		callID = "mcp_" + strings.ToLower(rand.Text()[:16])
 	}
+	// The call's span is the child of the traceparent in _meta, if any.
+	ctx = tracectx.FromMeta(ctx, p.Meta)
 	res, err := s.gw.Do(ctx, &types.Call{RunID: run.ID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
 	if err != nil {
 		return nil, s.internal("running the call", err)

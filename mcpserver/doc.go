@@ -6,9 +6,11 @@
 //
 // # Tools
 //
-// tools/list gives every configured tool with its input_schema as
-// inputSchema and MCP annotations derived from its effect (the same hints
-// as `GET /v1/tools?format=mcp`, from export.Annotations):
+// tools/list gives the tools the session's key sees (its auth.keys[].tools
+// list, narrowed by the key's pinned principal: see config.Catalogue; every
+// tool without keys), each with its input_schema as inputSchema and MCP
+// annotations derived from its effect (the same hints as
+// `GET /v1/tools?format=mcp`, from export.Annotations):
 //
 //	effect      readOnlyHint  idempotentHint  destructiveHint
 //	read        true          true            false
@@ -54,7 +56,15 @@
 // it before any handler runs. toolgate intercepts it first, runs it through
 // the pipeline (so the call is recorded like any other, with the code
 // unknown_tool) and answers -32602 whose message is toolgate's observation
-// (it lists the available tools) and whose data is the envelope.
+// (it lists the tools the key may call, and no other) and whose data is the
+// envelope. A tool outside the key's tools: list is unknown in exactly this
+// way. A tool in the list that is not shown because the key's principal
+// lacks its permission answers its result (forbidden) like a listed one.
+//
+// Each key's sessions are served by their own SDK server holding that
+// key's tools, so when the configuration changes (HTTPHandler.Refresh, or
+// a receive on Options.ToolsChanged for Serve) only the sessions whose list
+// changed are sent notifications/tools/list_changed.
 //
 // # Runs
 //

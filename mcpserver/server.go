@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -54,27 +55,39 @@ type Options struct {
 	// MaxBodyBytes bounds an HTTP request body. Default: the config's
 	// max_body_bytes, else 1 MiB.
 	MaxBodyBytes int64
+	// ToolsChanged, when set, tells Serve that the gateway's tools or its
+	// keys' catalogues changed (a reload, an upstream's new tool list): the
+	// session's list is updated and, if it changed, the client is sent
+	// notifications/tools/list_changed. Over HTTP call
+	// HTTPHandler.Refresh instead.
+	ToolsChanged <-chan struct{}
 }
 
-// server is one MCP server over one gateway: the SDK server with a tool per
-// configured tool, and the state that maps sessions to runs.
+// server is one MCP server over one gateway: an SDK server per key with a
+// tool per tool that key sees (keyServer), and the state that maps
+// sessions to runs.
 type server struct {
 	gw    *toolgate.Gateway
+	view  view // the tools and catalogues: the gateway's
 	cfg   *config.Config
 	opts  Options
 	log   *slog.Logger
 	keys  keyring
 	local caller // who calls when there is no bearer key (stdio)
-	mcp   *mcp.Server
+	impl  *mcp.Implementation
 
 	mu       sync.Mutex
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
+	servers  map[string]*keyServer         // by key name ("" without keys)
+	seen     atomic.Pointer[config.Config] // the configuration the lists were made from
 }
 
-// newServer builds the SDK server. When Options.Key does not pick a
-// caller for keyless calls, s.local says why and such calls are refused.
+// newServer prepares the server; each key's SDK server is made on its
+// first session (serverFor). When Options.Key does not pick a caller for
+// keyless calls, s.local says why and such calls are refused.
 func newServer(gw *toolgate.Gateway, opts Options) *server {
-	s := &server{gw: gw, cfg: gw.Config(), opts: opts, log: opts.Logger, anonRuns: map[*mcp.ServerSession]string{}}
+	s := &server{gw: gw, view: gw, cfg: gw.Config(), opts: opts, log: opts.Logger,
+		anonRuns: map[*mcp.ServerSession]string{}, servers: map[string]*keyServer{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -84,21 +97,14 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 	if version == "" {
 		version = buildVersion()
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}, &mcp.ServerOptions{
-		Instructions: Instructions,
-		Logger:       s.log,
-		// Tools only; the list never changes while the gateway runs.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-	})
-	for _, t := range Tools(s.cfg) {
-		s.mcp.AddTool(t, s.callTool)
-	}
-	s.mcp.AddReceivingMiddleware(s.unknownTools)
+	s.impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}
+	s.seen.Store(s.cfg)
 	return s
 }
 
 // HTTPHandler is the streamable HTTP endpoint (Handler).
 type HTTPHandler struct {
+	s       *server
 	h       http.Handler
 	closing chan struct{}
 	once    sync.Once
@@ -121,14 +127,14 @@ func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
 			maxBody = config.DefaultMaxBodyBytes
 		}
 	}
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+	var h http.Handler = mcp.NewStreamableHTTPHandler(s.forRequest, &mcp.StreamableHTTPOptions{
 		Logger: s.log, SessionTimeout: timeout, MaxRequestBodyBytes: maxBody,
 	})
 	if len(s.keys) > 0 {
 		// The token's UserID is the key name: the SDK binds each session to it.
 		h = auth.RequireBearerToken(s.keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
-	return &HTTPHandler{h: h, closing: make(chan struct{})}
+	return &HTTPHandler{s: s, h: h, closing: make(chan struct{})}
 }
 
 // ServeHTTP implements http.Handler. A GET (a session's standing stream of
@@ -166,24 +172,40 @@ func (h *HTTPHandler) Close() {
 
 // Serve runs one MCP session over t (for stdio, &mcp.StdioTransport{})
 // until the client hangs up (nil) or ctx ends (its error). Nothing but
-// protocol messages is written to t.
+// protocol messages is written to t. Each receive on
+// Options.ToolsChanged updates the session's tool list (Refresh).
 func Serve(ctx context.Context, gw *toolgate.Gateway, opts Options, t mcp.Transport) error {
 	s := newServer(gw, opts)
+	return s.serve(ctx, t)
+}
+
+func (s *server) serve(ctx context.Context, t mcp.Transport) error {
 	if s.local.refused != "" {
 		return errors.New(s.local.refused)
 	}
-	ss, err := s.mcp.Connect(ctx, t, nil)
+	ss, err := s.serverFor(s.local.key).mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		ss.Close()
-		<-done
-		return ctx.Err()
+	changed := s.opts.ToolsChanged
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case _, open := <-changed:
+			if !open {
+				changed = nil // closed: no more changes will be told
+				continue
+			}
+			s.refresh()
+		case <-ctx.Done():
+			ss.Close()
+			<-done
+			return ctx.Err()
+		}
 	}
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil

@@ -26,6 +26,10 @@ type Facts struct {
 	ReadTimeout time.Duration
 	// VerifyWith names the read tool that can settle an unknown outcome.
 	VerifyWith string
+	// ReadTools names the read tools that take the same arguments as this
+	// write, for the model to check an unknown outcome with when no verify
+	// read is configured (VerifyWith empty).
+	ReadTools []string
 	// RetryAfter is when the model may try again (wait advice).
 	RetryAfter time.Duration
 	// Status is the dependency's HTTP status, when it answered.
@@ -41,6 +45,10 @@ type Facts struct {
 	MaxBytes int
 	// RuleNext overrides the advice for a rule refusal.
 	RuleNext types.Next
+	// Answer is the tool's answer that did not match its output_schema
+	// (code invalid_output): shown in the observation, since it is not the
+	// result's data.
+	Answer []byte
 	// Permanent says the dependency's failure will recur on a repeat of
 	// the same call (a redirect, a status it does not use for passing
 	// trouble, an answer too large): retrying is no advice.
@@ -86,7 +94,7 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	case types.CodeUnknownTool, types.CodeMissingArguments, types.CodeUnknownArguments,
 		types.CodeWrongType, types.CodeInvalidArgument:
 		return types.NextFixArgs, 0, ""
-	case types.CodeForbidden, types.CodeInternalError:
+	case types.CodeForbidden, types.CodeInternalError, types.CodeInvalidOutput:
 		return types.NextEscalate, 0, ""
 	case types.CodeNotOwner, types.CodeIdempotencyConflict, types.CodeStepBudgetExhausted, types.CodeApprovalDenied:
 		return types.NextStop, 0, ""
@@ -106,6 +114,13 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		return types.NextRetry, 0, ""
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
 		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeRunBusy:
+		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			return types.NextWait, ms(f.RetryAfter), ""
+		}
+		return types.NextEscalate, 0, ""
 	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome:
 		return types.NextVerify, ms(f.RetryAfter), f.VerifyWith
 	case types.CodeRejected:
@@ -192,11 +207,11 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	dep := orTool(f.Dependency, "the service")
 	switch e.Code {
 	case types.CodeTimeoutUnknownOutcome:
-		fmt.Fprintf(b, " The request reached %s but no answer came back: it MAY have been carried out. Do not repeat it as a new action.", dep)
+		fmt.Fprintf(b, " The request reached %s but no answer came back: it MAY have been carried out.", dep)
 		if f.VerifyWith != "" {
-			fmt.Fprintf(b, " Check with %s; repeating this exact call is safe: toolgate will verify before sending anything.", f.VerifyWith)
+			fmt.Fprintf(b, " Do not repeat it as a new action. Check with %s; repeating this exact call is safe: toolgate will verify before sending anything.", f.VerifyWith)
 		} else {
-			b.WriteString(" Check with a read tool before doing anything else, or escalate.")
+			verifyFirst(b, f)
 		}
 	case types.CodeUnknownOutcome:
 		if f.VerifyWith != "" {
@@ -208,14 +223,22 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " Nothing was done. Wait %s before trying %s again, or use another approach or escalate.", seconds(f.RetryAfter), dep)
 	case types.CodeDuplicateInFlight:
 		fmt.Fprintf(b, " The same operation is running right now; wait %s and repeat this exact call to get its result. Do not change the arguments.", seconds(f.RetryAfter))
+	case types.CodeRunBusy:
+		fmt.Fprintf(b, " Nothing was done: another call of this run that reads or changes the run's state was still running. Wait %s and repeat this exact call; it will be judged against the state that call leaves.", seconds(f.RetryAfter))
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			fmt.Fprintf(b, " Nothing was done. Wait %s and repeat the call, or escalate if it cannot wait.", seconds(f.RetryAfter))
+		} else {
+			b.WriteString(" Nothing was done, and waiting will not help: escalate to a person.")
+		}
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
 		switch {
 		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
-			b.WriteString(" The request was delivered, so it MAY have been carried out. Do not repeat it as a new action;")
+			b.WriteString(" The request was delivered, so it MAY have been carried out.")
 			if f.VerifyWith != "" {
-				fmt.Fprintf(b, " check with %s first.", f.VerifyWith)
+				fmt.Fprintf(b, " Do not repeat it as a new action; check with %s first.", f.VerifyWith)
 			} else {
-				b.WriteString(" check with a read tool first, or escalate.")
+				verifyFirst(b, f)
 			}
 		case f.TooLarge:
 			b.WriteString(" Repeating the same call will get the same answer: ask for less (a narrower query, a smaller page), or escalate.")
@@ -230,11 +253,46 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " %s refused it and nothing was done; repeating the same call will get the same answer.", dep)
 	case types.CodeIdempotencyConflict:
 		b.WriteString(" Nothing was sent.")
+	case types.CodeInvalidOutput:
+		invalidOutput(b, res, f)
+		return
 	case types.CodeApprovalRequired:
 		fmt.Fprintf(b, " A person must approve it first (approval %s). Wait, then repeat this exact call once it is approved.", m.ApprovalID)
 	}
 	if m.SideEffect == types.SideEffectCommitted {
 		b.WriteString(" (It had been carried out.)")
+	}
+}
+
+// verifyFirst tells the model, for a write that may have happened and has no
+// verify read, not to retry it and to check with a read first, naming the
+// read tools that take the same arguments when there are some.
+func verifyFirst(b *strings.Builder, f *Facts) {
+	b.WriteString(" Do not retry this write: sending it again could carry it out twice. Verify with a read first whether it happened")
+	switch len(f.ReadTools) {
+	case 0:
+		b.WriteString(", using a read tool that can show it.")
+	case 1:
+		fmt.Fprintf(b, ": %s takes the same arguments.", f.ReadTools[0])
+	default:
+		fmt.Fprintf(b, ": %s and %s take the same arguments.", strings.Join(f.ReadTools[:len(f.ReadTools)-1], ", "), f.ReadTools[len(f.ReadTools)-1])
+	}
+	b.WriteString(" If the read cannot tell, escalate to a person.")
+}
+
+// invalidOutput explains an answer that broke the tool's output_schema:
+// what was done, the answer as received, and to escalate.
+func invalidOutput(b *strings.Builder, res *types.Result, f *Facts) {
+	if res.Meta.SideEffect == types.SideEffectCommitted {
+		b.WriteString(" The action WAS carried out; do not repeat it.")
+	} else {
+		b.WriteString(" Nothing was changed.")
+	}
+	b.WriteString(" The answer is not given as data because it does not have the declared shape; repeating the call will not fix that: escalate so the tool's output_schema or the service is corrected.")
+	if len(f.Answer) > 0 {
+		text, _ := Render(f.Answer, max(f.MaxBytes-b.Len()-40, 64))
+		b.WriteString(" Answer as received: ")
+		b.WriteString(text)
 	}
 }
 

@@ -22,6 +22,7 @@ type outcome struct {
 	attempts int
 	retries  int
 	reason   string // why the retries stopped
+	fenced   bool   // stopped before an attempt: this process lost its liveness
 }
 
 // attempt runs a tool against its dependency: breaker, attempt, classify,
@@ -32,7 +33,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	if depName == "" {
 		depName = "tool:" + spec.Name
 	}
-	dep := p.tools.Dependencies[spec.Dependency]
+	dep := f.cfg.tools.Dependencies[spec.Dependency]
 	var bset config.Breaker
 	var budgetCfg config.RetryBudget
 	if dep != nil {
@@ -40,7 +41,12 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	}
 	br := p.breakers.Get(depName, bset)
 	budget := p.budgets.Get(depName, budgetCfg)
-	budget.RecordCall()
+	endCall := budget.Begin()
+	defer endCall()
+	// releaseRetry ends the retry in flight, if any: after its attempt, or
+	// when the call gives it up.
+	releaseRetry := func() {}
+	defer func() { releaseRetry() }()
 	policy := retry.PolicyFrom(spec.Retry)
 	key := ""
 	if spec == f.spec {
@@ -62,6 +68,13 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 	}
 	for {
+		if spec == f.spec && f.fence != nil && !p.fencer.Holds(*f.fence) {
+			// Fencing, checked last before each send: others may take
+			// this write over soon, and it must not reach the dependency
+			// after they may have.
+			out.fenced, out.reason = true, "toolgate lost its liveness in the shared database"
+			return out
+		}
 		ticket, err := br.Allow()
 		if err != nil {
 			var open *breaker.OpenError
@@ -72,14 +85,16 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		actx, span := p.startAttempt(ctx, spec.Name, out.attempts)
+		actx, span := p.startAttempt(ctx, spec, f.purpose, out.attempts)
 		resp, fail := p.exec.Do(actx, a)
 		endAttempt(span, resp, fail)
+		p.recordAttempt(spec.Name, f.purpose)
 		health := breaker.Success
 		if fail != nil {
 			health = fail.BreakerOutcome()
 		}
 		br.Done(ticket, health)
+		releaseRetry()
 		if fail == nil {
 			out.resp, out.fail = resp, nil
 			return out
@@ -106,10 +121,12 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			out.reason = d.Reason
 			return out
 		}
-		if !budget.TryRetry() {
-			out.reason = "retry budget exhausted"
+		release, ok := budget.TryRetry()
+		if !ok {
+			out.reason = retry.ReasonBudget
 			return out
 		}
+		releaseRetry = release
 		if err := p.clock.Sleep(ctx, d.Wait); err != nil {
 			out.reason = "call deadline reached"
 			return out
@@ -122,6 +139,9 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.fail == nil {
+		if out.fenced {
+			return envelope.Fail(types.CodeInternalError, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing. Try again in a few seconds.", types.Meta{})
+		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
 			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})

@@ -52,7 +52,23 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		m.CompletedAt, facts.CompletedAt = &at, at
 	}
+	if res.OK && !m.Replayed && f.checked != nil {
+		// An answer that breaks the declared output_schema is not data:
+		// strict clients (MCP structuredContent) would reject the result.
+		if err := f.checked.Tool.CheckOutput(res.Data); err != nil {
+			facts.Answer = res.Data
+			res.OK, res.Data = false, json.RawMessage("null")
+			res.Error = &types.Error{Code: types.CodeInvalidOutput, Message: "the answer of " + f.call.Tool + " does not match its output_schema: " + err.Error()}
+		}
+	}
 	envelope.Settle(res, effect, f.delivered)
+	if !res.OK && m.SideEffect == types.SideEffectUnknown && facts.VerifyWith == "" && f.spec != nil {
+		var who *types.Principal
+		if f.run != nil {
+			who = &f.run.Principal
+		}
+		facts.ReadTools = readToolsLike(f.cfg.tools, f.spec, who)
+	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
 
@@ -61,7 +77,11 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	// another call of the run committed first.
 	var patchFor func(map[string]any) (json.RawMessage, error)
 	var patch json.RawMessage
-	if res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
+	fenced := p.fencedSettlement(f)
+	if fenced {
+		facts.Note = "toolgate lost its connection to the shared database before recording this outcome, so the run's state was not updated; the operation is checked again on the next repeat."
+	}
+	if !fenced && res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
 		data, err := expr.Decode(res.Data)
 		if err == nil {
 			patchFor = func(st map[string]any) (json.RawMessage, error) {
@@ -76,7 +96,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 			patch, err = patchFor(f.state)
 		}
 		if err == nil {
-			err = p.checkStateSize(f.run.State, patch)
+			err = checkStateSize(f.cfg.tools, f.run.State, patch)
 		}
 		if err != nil {
 			facts.Note = "The run's state was not updated: " + err.Error() + "."
@@ -108,6 +128,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		envelopeForOp = failed
 	}
+	p.releaseSlot(ctx, f, err == nil)
 	if f.key != "" && f.opUpdate != nil {
 		p.waiters.notify(f.key)
 	}
@@ -132,7 +153,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 			if newState, err = state.ApplyRaw(run.State, patch); err != nil {
 				return err
 			}
-			if max := p.maxStateBytes(); int64(len(newState)) > max {
+			if max := maxStateBytes(f.cfg.tools); int64(len(newState)) > max {
 				// Checked in finish against the state the call read; a
 				// newer state may be bigger: the update is left out.
 				p.log.Warn("state update left out: the state would exceed max_state_bytes", "run", run.ID, "tool", f.call.Tool, "bytes", len(newState), "max", max)
@@ -154,7 +175,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		if f.traceID.IsValid() {
 			row.TraceID = f.traceID.String()
 		}
-		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
+		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version, ReleaseWriter: f.holder}
 		if f.takeStep {
 			encoded := row.Result
 			c.TakeStep = func(step int64) json.RawMessage { return monitor.WithStep(encoded, stepAt, step) }
@@ -199,10 +220,24 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 	}
 }
 
+// fencedSettlement reports whether the call's ledger settlement must be
+// dropped, and drops it: the write was begun under a liveness fence that
+// no longer holds, so other processes may have taken its operation over
+// (and may settle it, and apply its state update, themselves). A deletion
+// stays: it records that nothing was delivered, and leaves the key free.
+func (p *Pipeline) fencedSettlement(f *flight) bool {
+	if f.fence == nil || f.opUpdate == nil || f.opUpdate.Status == "" || p.fencer.Holds(*f.fence) {
+		return false
+	}
+	p.log.Warn("liveness lost before the outcome was recorded; the operation is left to be checked again", "key", f.key, "owner", f.fence.Owner)
+	f.opUpdate = nil
+	return true
+}
+
 // maxStateBytes is the config's max_state_bytes, or its default.
-func (p *Pipeline) maxStateBytes() int64 {
-	if p.tools.MaxStateBytes > 0 {
-		return p.tools.MaxStateBytes
+func maxStateBytes(cfg *config.Config) int64 {
+	if cfg.MaxStateBytes > 0 {
+		return cfg.MaxStateBytes
 	}
 	return config.DefaultMaxStateBytes
 }
@@ -210,8 +245,8 @@ func (p *Pipeline) maxStateBytes() int64 {
 // checkStateSize refuses a state update that would make the run's state
 // larger than max_state_bytes: an unbounded state would be stored whole,
 // with its patch, at every call.
-func (p *Pipeline) checkStateSize(old, patch json.RawMessage) error {
-	max := p.maxStateBytes()
+func checkStateSize(cfg *config.Config, old, patch json.RawMessage) error {
+	max := maxStateBytes(cfg)
 	if int64(len(old))+int64(len(patch)) <= max {
 		return nil // cannot exceed it: spare the trial application
 	}

@@ -2,54 +2,46 @@ package retry
 
 import (
 	"sync"
-	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/clock"
 )
 
-// BudgetWindow is how far back a Budget counts calls and retries.
-const BudgetWindow = 10 * time.Second
-
-// budgetBuckets is the number of one-second buckets in BudgetWindow.
-const budgetBuckets = int(BudgetWindow / time.Second)
-
-// Budget is one dependency's retry budget: a retry is allowed while the
-// retries in the last BudgetWindow are fewer than
+// Budget is one dependency's retry budget. It bounds the retries in flight
+// at one time, not the retries over a window: a retry is allowed while the
+// retries in flight are fewer than
 //
-//	max(MinRetries, Ratio * calls in the window)
+//	max(MinRetries, floor(Ratio * active calls))
 //
-// Calls and retries are counted in one-second buckets, so the window slides
-// a second at a time. A Budget is safe for concurrent use.
+// where the active calls are the calls to the dependency that have begun and
+// not ended (each counts from Begin until its end func runs) and a retry is
+// in flight from the TryRetry that granted it until its release func runs
+// (its backoff and its attempt). A caller alone on a dependency therefore
+// always gets its configured attempts (it never has more than one retry in
+// flight, and MinRetries is at least 1); only many callers retrying at once
+// are held to the ratio. This is the shape of Envoy's retry_budget
+// (budget_percent, min_retry_concurrency).
+//
+// The budget reads no clock: its only inputs are the Begin, TryRetry and
+// release calls. A Budget is safe for concurrent use.
 type Budget struct {
+	mu         sync.Mutex
 	ratio      float64
 	minRetries int
-	clk        clock.Clock
-
-	mu      sync.Mutex
-	buckets [budgetBuckets]budgetBucket
-}
-
-// budgetBucket counts one second's calls and retries.
-type budgetBucket struct {
-	second  int64 // Unix second the counts belong to
-	calls   int
-	retries int
+	active     int // calls begun and not ended
+	retrying   int // retries granted and not released
 }
 
 // NewBudget returns a budget with the given settings; a zero Ratio means 0.2
 // and a zero MinRetries means 3 (config.DefaultRetryBudgetRatio and
-// config.DefaultRetryBudgetMin). A nil clock means the wall clock.
-func NewBudget(b config.RetryBudget, clk clock.Clock) *Budget {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	budget := &Budget{clk: clk}
+// config.DefaultRetryBudgetMin).
+func NewBudget(b config.RetryBudget) *Budget {
+	budget := &Budget{}
 	budget.configure(b)
 	return budget
 }
 
 // configure sets the ratio and the minimum, with defaults for zero values.
+// b.mu must be held, or b not yet shared.
 func (b *Budget) configure(cfg config.RetryBudget) {
 	b.ratio = cfg.Ratio
 	if b.ratio <= 0 {
@@ -61,50 +53,59 @@ func (b *Budget) configure(cfg config.RetryBudget) {
 	}
 }
 
-// RecordCall counts one call (not one attempt) against the dependency.
-func (b *Budget) RecordCall() {
+// Begin counts one call (not one attempt) as active against the dependency
+// until the returned end func is called. Calling end more than once counts
+// once.
+func (b *Budget) Begin() (end func()) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.current().calls++
+	b.active++
+	b.mu.Unlock()
+	return b.once(func() { b.active-- })
 }
 
-// TryRetry reports whether one more retry fits in the budget, and counts it
-// when it does.
-func (b *Budget) TryRetry() bool {
+// TryRetry reports whether one more retry fits in the budget now. When it
+// does, the retry counts as in flight until release is called (once the
+// retry's attempt has ended, or the caller gave it up); calling release more
+// than once counts once. When it does not, release is a no-op.
+func (b *Budget) TryRetry() (release func(), ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clk.Now().Unix()
-	calls, retries := 0, 0
-	for _, bucket := range b.buckets {
-		if bucket.second > now-int64(budgetBuckets) && bucket.second <= now {
-			calls += bucket.calls
-			retries += bucket.retries
-		}
+	if b.retrying >= b.allowed() {
+		return func() {}, false
 	}
-	allowed := max(float64(b.minRetries), b.ratio*float64(calls))
-	if float64(retries) >= allowed {
-		return false
-	}
-	b.current().retries++
-	return true
+	b.retrying++
+	return b.once(func() { b.retrying-- }), true
 }
 
-// current returns the bucket of the clock's current second, emptied if it
-// last held an older second. b.mu must be held.
-func (b *Budget) current() *budgetBucket {
-	now := b.clk.Now().Unix()
-	bucket := &b.buckets[int(((now%int64(budgetBuckets))+int64(budgetBuckets))%int64(budgetBuckets))]
-	if bucket.second != now {
-		*bucket = budgetBucket{second: now}
+// allowed is how many retries may be in flight at once. b.mu must be held.
+func (b *Budget) allowed() int {
+	return max(b.minRetries, int(b.ratio*float64(b.active)))
+}
+
+// InFlight reports the active calls and the retries in flight: for tests and
+// diagnostics.
+func (b *Budget) InFlight() (active, retrying int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.active, b.retrying
+}
+
+// once wraps a count change in the budget's lock and makes it run at most
+// once.
+func (b *Budget) once(change func()) func() {
+	var o sync.Once
+	return func() {
+		o.Do(func() {
+			b.mu.Lock()
+			change()
+			b.mu.Unlock()
+		})
 	}
-	return bucket
 }
 
 // Budgets holds one Budget per dependency, created on first use. It is safe
 // for concurrent use.
 type Budgets struct {
-	clk clock.Clock
-
 	mu      sync.Mutex
 	budgets map[string]*budgetEntry
 }
@@ -115,24 +116,20 @@ type budgetEntry struct {
 	budget *Budget
 }
 
-// NewBudgets returns an empty set of budgets that read the given clock (nil
-// means the wall clock).
-func NewBudgets(clk clock.Clock) *Budgets {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	return &Budgets{clk: clk, budgets: make(map[string]*budgetEntry)}
+// NewBudgets returns an empty set of budgets.
+func NewBudgets() *Budgets {
+	return &Budgets{budgets: make(map[string]*budgetEntry)}
 }
 
 // Get returns the budget of dependency dep, creating it with cfg on first
 // use. When cfg differs from the settings the budget has (a reloaded config),
-// the new settings apply and the counts are kept.
+// the new settings apply and the calls and retries in flight are kept.
 func (s *Budgets) Get(dep string, cfg config.RetryBudget) *Budget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	entry, ok := s.budgets[dep]
 	if !ok {
-		entry = &budgetEntry{cfg: cfg, budget: NewBudget(cfg, s.clk)}
+		entry = &budgetEntry{cfg: cfg, budget: NewBudget(cfg)}
 		s.budgets[dep] = entry
 		return entry.budget
 	}
@@ -143,4 +140,12 @@ func (s *Budgets) Get(dep string, cfg config.RetryBudget) *Budget {
 		entry.budget.mu.Unlock()
 	}
 	return entry.budget
+}
+
+// Forget drops the budget of dependency dep: its next Get starts a fresh
+// one with no recent calls or retries counted.
+func (s *Budgets) Forget(dep string) {
+	s.mu.Lock()
+	delete(s.budgets, dep)
+	s.mu.Unlock()
 }

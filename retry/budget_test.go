@@ -1,18 +1,27 @@
 package retry
 
 import (
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/clock"
+)
+
+// budgetOp is one step of a budget table test.
+type budgetOp int
+
+const (
+	opBegin   budgetOp = iota // a call begins
+	opEnd                     // the oldest active call ends
+	opRetry                   // TryRetry, expecting the row's answer
+	opRelease                 // the oldest granted retry ends
 )
 
 func TestBudget(t *testing.T) {
 	type step struct {
-		advance time.Duration
-		calls   int  // RecordCall this many times first
-		retry   bool // then TryRetry, expecting this answer
+		op    budgetOp
+		n     int  // how many times (default 1)
+		retry bool // opRetry: the expected answer
 	}
 	tests := []struct {
 		name  string
@@ -20,79 +29,111 @@ func TestBudget(t *testing.T) {
 		steps []step
 	}{
 		{
-			name: "minimum retries with no calls",
+			name: "a lone caller retries one at a time without end",
 			steps: []step{
-				{retry: true}, {retry: true}, {retry: true}, {retry: false},
+				{op: opBegin},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opEnd},
+				// The next call of the same caller starts with the full budget.
+				{op: opBegin},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
+				{op: opRetry, retry: true}, {op: opRelease},
 			},
 		},
 		{
-			name: "ratio of calls beyond the minimum",
+			name: "minimum retries at a time with few calls",
 			steps: []step{
-				// 20 calls allow 0.2*20 = 4 retries.
-				{calls: 20, retry: true}, {retry: true}, {retry: true}, {retry: true}, {retry: false},
+				{op: opBegin, n: 5},
+				{op: opRetry, n: 3, retry: true}, {op: opRetry, retry: false},
+				// One retry ends: one more fits.
+				{op: opRelease}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
+			},
+		},
+		{
+			name: "ratio of active calls beyond the minimum",
+			steps: []step{
+				// 20 active calls allow 0.2*20 = 4 retries at once.
+				{op: opBegin, n: 20},
+				{op: opRetry, n: 4, retry: true}, {op: opRetry, retry: false},
 				// 5 more calls: 0.2*25 = 5.
-				{calls: 5, retry: true}, {retry: false},
-			},
-		},
-		{
-			name: "retries age out of the window",
-			steps: []step{
-				{retry: true}, {retry: true}, {retry: true}, {retry: false},
-				{advance: 9 * time.Second, retry: false},
-				{advance: time.Second, retry: true},
-			},
-		},
-		{
-			name: "calls age out of the window",
-			steps: []step{
-				{calls: 50, retry: true},
-				// 50 calls allow 10 retries; one is taken.
-				{advance: 5 * time.Second, retry: true}, {retry: true}, {retry: true},
-				{retry: true}, {retry: true}, {retry: true}, {retry: true},
-				{retry: true}, {retry: true}, {retry: false},
-				// The 50 calls and the first retry leave the window; 9 retries
-				// remain, above the minimum of 3.
-				{advance: 5 * time.Second, retry: false},
-				// The other retries leave too.
-				{advance: 5 * time.Second, retry: true},
+				{op: opBegin, n: 5}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
+				// 15 calls end: 0.2*10 = 2, below the minimum of 3; the five
+				// retries in flight stay, none more.
+				{op: opEnd, n: 15}, {op: opRetry, retry: false},
+				{op: opRelease, n: 2}, {op: opRetry, retry: false},
+				{op: opRelease}, {op: opRetry, retry: true},
 			},
 		},
 		{
 			name: "configured ratio and minimum",
 			cfg:  config.RetryBudget{Ratio: 0.5, MinRetries: 1},
 			steps: []step{
-				{retry: true}, {retry: false},
-				{calls: 4, retry: true}, {retry: false},
-			},
-		},
-		{
-			name: "a long silence empties every bucket",
-			steps: []step{
-				{retry: true}, {retry: true}, {retry: true}, {retry: false},
-				{advance: time.Hour, retry: true},
+				{op: opBegin}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
+				{op: opBegin, n: 3}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-			b := NewBudget(tt.cfg, clk)
+			b := NewBudget(tt.cfg)
+			var ends, releases []func()
 			for i, s := range tt.steps {
-				clk.Advance(s.advance)
-				for range s.calls {
-					b.RecordCall()
-				}
-				if got := b.TryRetry(); got != s.retry {
-					t.Fatalf("step %d: TryRetry = %v, want %v", i, got, s.retry)
+				for range max(s.n, 1) {
+					switch s.op {
+					case opBegin:
+						ends = append(ends, b.Begin())
+					case opEnd:
+						ends[0]()
+						ends = ends[1:]
+					case opRetry:
+						release, ok := b.TryRetry()
+						if ok != s.retry {
+							active, retrying := b.InFlight()
+							t.Fatalf("step %d: TryRetry = %v, want %v (active %d, retrying %d)", i, ok, s.retry, active, retrying)
+						}
+						if ok {
+							releases = append(releases, release)
+						}
+					case opRelease:
+						releases[0]()
+						releases = releases[1:]
+					}
 				}
 			}
 		})
 	}
 }
 
+// A release or an end called twice counts once, and a refused retry's
+// release changes nothing.
+func TestBudgetReleaseOnce(t *testing.T) {
+	b := NewBudget(config.RetryBudget{MinRetries: 1})
+	end := b.Begin()
+	release, ok := b.TryRetry()
+	if !ok {
+		t.Fatal("first retry refused")
+	}
+	refused, ok := b.TryRetry()
+	if ok {
+		t.Fatal("second retry at once allowed with MinRetries 1")
+	}
+	refused()
+	release()
+	release()
+	end()
+	end()
+	if active, retrying := b.InFlight(); active != 0 || retrying != 0 {
+		t.Fatalf("after every release: active %d, retrying %d, want 0 and 0", active, retrying)
+	}
+}
+
 func TestBudgetsGet(t *testing.T) {
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := NewBudgets(clk)
+	s := NewBudgets()
 	a := s.Get("payments", config.RetryBudget{MinRetries: 1})
 	if s.Get("payments", config.RetryBudget{MinRetries: 1}) != a {
 		t.Fatal("Get returned a new budget for the same dependency")
@@ -100,42 +141,63 @@ func TestBudgetsGet(t *testing.T) {
 	if s.Get("orders", config.RetryBudget{}) == a {
 		t.Fatal("two dependencies share a budget")
 	}
-	if !a.TryRetry() || a.TryRetry() {
-		t.Fatal("MinRetries 1 should allow exactly one retry")
+	if _, ok := a.TryRetry(); !ok {
+		t.Fatal("MinRetries 1 should allow one retry")
 	}
-	// A reloaded config applies to the same budget, counts kept.
+	if _, ok := a.TryRetry(); ok {
+		t.Fatal("MinRetries 1 should allow only one retry at a time")
+	}
+	// A reloaded config applies to the same budget, retries in flight kept.
 	if s.Get("payments", config.RetryBudget{MinRetries: 2}) != a {
 		t.Fatal("new settings replaced the budget")
 	}
-	if !a.TryRetry() || a.TryRetry() {
-		t.Fatal("MinRetries 2 with one retry counted should allow exactly one more")
+	if _, ok := a.TryRetry(); !ok {
+		t.Fatal("MinRetries 2 with one retry in flight should allow one more")
+	}
+	if _, ok := a.TryRetry(); ok {
+		t.Fatal("MinRetries 2 with two retries in flight should allow none")
 	}
 }
 
+// Many goroutines retrying at once never hold more retries in flight than
+// the budget allows for the calls active then.
 func TestBudgetConcurrent(t *testing.T) {
-	b := NewBudget(config.RetryBudget{MinRetries: 10}, clock.NewFake(time.Unix(0, 0)))
-	allowed := make(chan bool, 100)
-	done := make(chan struct{})
-	for range 100 {
-		go func() {
-			b.RecordCall()
-			allowed <- b.TryRetry()
-			done <- struct{}{}
-		}()
+	b := NewBudget(config.RetryBudget{Ratio: 0.1, MinRetries: 2})
+	const callers = 100
+	ends := make([]func(), callers)
+	for i := range ends {
+		ends[i] = b.Begin()
 	}
-	for range 100 {
-		<-done
+	var mu sync.Mutex
+	granted, peak := 0, 0
+	var releases []func()
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			release, ok := b.TryRetry()
+			if !ok {
+				return
+			}
+			mu.Lock()
+			granted++
+			releases = append(releases, release)
+			_, retrying := b.InFlight()
+			peak = max(peak, retrying)
+			mu.Unlock()
+		})
 	}
-	close(allowed)
-	n := 0
-	for ok := range allowed {
-		if ok {
-			n++
-		}
+	wg.Wait()
+	// 100 active calls allow 0.1*100 = 10 retries at once, none released.
+	if granted != 10 || peak > 10 {
+		t.Errorf("granted %d retries (peak %d in flight), want exactly 10", granted, peak)
 	}
-	// 100 calls allow max(10, 0.2*calls seen so far) retries; at least 10
-	// and never more than 20.
-	if n < 10 || n > 20 {
-		t.Errorf("%d retries allowed, want between 10 and 20", n)
+	for _, r := range releases {
+		r()
+	}
+	for _, end := range ends {
+		end()
+	}
+	if active, retrying := b.InFlight(); active != 0 || retrying != 0 {
+		t.Errorf("after the end: active %d, retrying %d", active, retrying)
 	}
 }

@@ -6,7 +6,8 @@
 // deadline and one random draw for jitter. It does no I/O, reads no clock and
 // keeps no state, so every decision can be tested as a table row.
 //
-// The rules are those of CONTRACT.md section 5. A retry needs both:
+// The rules are those of docs/config.md ("Timeouts and retries"). A retry
+// needs both:
 //
 //   - the failure is transient (connect failures, read timeouts, resets,
 //     408, 425, 429, 500, 502, 503, 504), and
@@ -19,7 +20,10 @@
 // before the deadline.
 //
 // Budget is the one stateful piece: a per-dependency retry budget that keeps
-// retries to a share of recent calls so that retries cannot turn a slow
-// dependency into a dead one. The caller consults it only after Decide said
-// yes; a retry the budget refuses ends the call with its last failure.
+// the retries in flight at one time to a share of the calls active against
+// the dependency (with a minimum allowed at a time), so that retries cannot
+// turn a slow dependency into a dead one under load, while a caller alone on
+// a dependency always gets its configured attempts. The caller consults it
+// only after Decide said yes; a retry the budget refuses ends the call with
+// its last failure.
 package retry

@@ -26,10 +26,13 @@ func (s *Server) approvalDoc(a *store.Approval) ApprovalDocument {
 }
 
 // sees reports whether the caller may see an approval: approvers see all,
-// an agent host's key the approvals of its own runs.
+// an agent host's key the approvals of its own runs for tools it may call.
 func (s *Server) sees(r *http.Request, a *store.Approval) bool {
 	if s.approver(r.Context()) {
 		return true
+	}
+	if !s.catalogue(r.Context()).Has(a.Tool) {
+		return false
 	}
 	run, err := s.gw.GetRun(r.Context(), a.RunID)
 	return err == nil && s.owns(r.Context(), run.Owner)

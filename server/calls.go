@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -43,7 +44,9 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	call.RunID = run.ID // the stored, scoped id
-	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
+	s.extendWriteDeadline(w, call.Tool)
+	// The call's span is the child of the caller's traceparent, if any.
+	res, err := s.gw.Pipeline().CallRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {

@@ -5,45 +5,35 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/types"
 )
 
-// Limits of GET /v1/executions.
-const (
-	// DefaultListLimit is the rows answered when no limit is given.
-	DefaultListLimit = 100
-	// MaxListLimit is the largest limit accepted.
-	MaxListLimit = 1000
-)
-
 // ExecutionList is the answer of GET /v1/executions.
 type ExecutionList struct {
 	Executions []types.Execution `json:"executions"`
+	// NextCursor, on every page but the last, is the cursor= that asks for
+	// the next page (older rows); absent on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// listExecutions is GET /v1/executions?run=&tool=&limit=: monitoring rows,
-// newest first. A key sees only the rows of its own runs.
+// listExecutions is GET /v1/executions?run=&tool=&code=&since=&until=
+// &limit=&cursor=: monitoring rows, newest first, a page at a time. A key
+// sees only the rows of its own runs. Pages are keyed on the row id, which
+// only grows: rows committed while a reader pages never shift the pages
+// still to come.
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if e := strictQuery(q, "run", "tool", "limit"); e != nil {
+	if e := strictQuery(q, executionQueryParams...); e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	limit := DefaultListLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxListLimit {
-			s.writeError(w, r, badRequest("limit %q must be a whole number from 1 to %d", clip(v), MaxListLimit))
-			return
-		}
-		limit = n
+	f, err := ParseExecutionQuery(q)
+	if err != nil {
+		s.writeError(w, r, badRequest("%s", err))
+		return
 	}
-	f := types.ExecutionFilter{RunID: q.Get("run"), Tool: q.Get("tool"), Limit: limit}
-	var rows []types.Execution
-	var err error
 	switch {
 	case f.RunID != "":
 		run, e := s.ownedRun(r, f.RunID)
@@ -52,23 +42,29 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.RunID = run.ID
-		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	case s.devMode():
-		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	default:
 		// The store keeps the key's own rows (the runs it owns).
 		f.Owner = KeyName(r.Context())
-		rows, err = s.gw.Store().ListExecutions(r.Context(), f)
 	}
+	// One row more than the page tells whether another page follows.
+	pageSize := f.Limit
+	f.Limit++
+	rows, err := s.gw.Store().ListExecutions(r.Context(), f)
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return
 	}
-	if rows == nil {
-		rows = []types.Execution{}
+	list := &ExecutionList{Executions: rows}
+	if len(rows) > pageSize {
+		list.Executions = rows[:pageSize]
+		list.NextCursor = encodeCursor(rows[pageSize-1].ID)
 	}
-	publicRunIDs(rows, KeyName(r.Context()))
-	writeJSON(w, http.StatusOK, &ExecutionList{Executions: rows})
+	if list.Executions == nil {
+		list.Executions = []types.Execution{}
+	}
+	publicRunIDs(list.Executions, KeyName(r.Context()))
+	writeJSON(w, http.StatusOK, list)
 }
 
 // strictQuery refuses query parameters other than valid, naming them.

@@ -46,8 +46,20 @@ type ExecutionFilter struct {
 	// Owner, when set, keeps the rows of runs whose Owner it is (an API
 	// key's own rows).
 	Owner string
+	// Code, when set, keeps the rows whose outcome code it is.
+	Code Code
 	// Since, when not zero, keeps rows that finished at or after it.
 	Since time.Time
+	// Until, when not zero, keeps rows that finished before it (Since is
+	// inclusive, Until exclusive, so consecutive windows never share a row).
+	Until time.Time
+	// BeforeID, when above 0, keeps rows whose ID is below it: the cursor
+	// of newest-first paging (the ID of the last row of the previous page).
+	// IDs only grow, so rows added meanwhile never fall behind the cursor.
+	BeforeID int64
+	// AfterID, when above 0, keeps rows whose ID is above it: the cursor of
+	// oldest-first paging.
+	AfterID int64
 	// Limit caps the rows returned; 0 means 100.
 	Limit int
 	// Ascending returns the oldest first (replay order) instead of newest.

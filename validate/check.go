@@ -12,6 +12,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/types"
 )
@@ -32,6 +33,9 @@ type Input struct {
 	// SkipApprovalRules passes over rules with `approval: true`: a person
 	// has approved this exact action. Flat deny rules still apply.
 	SkipApprovalRules bool
+	// Key is the name of the API key that owns the run ("" for none): a
+	// tool outside its catalogue is unknown_tool, as if it did not exist.
+	Key string
 }
 
 // Checked is a call that passed every pure check.
@@ -61,6 +65,10 @@ type Refusal struct {
 	// Approval is true when the deciding rule asks for a person's approval
 	// instead of refusing outright.
 	Approval bool
+	// RuleNext is the advice of a rule refusal, the rule's next: (see
+	// Next); empty for every other refusal, whose advice follows from its
+	// code.
+	RuleNext types.Next
 	// Field is the argument concerned (the first one, when several are),
 	// as a path: order_id, address.city, items[0].sku. "args" means the
 	// arguments as a whole.
@@ -71,11 +79,14 @@ type Refusal struct {
 func (r *Refusal) Err() *types.Error { return types.NewError(r.Code, r.Message) }
 
 // Next is the machine-readable advice that goes with the refusal:
-// fix_args for argument problems, wait for approvals, escalate otherwise.
+// fix_args for argument problems, wait for approvals, a deny rule's next:
+// (escalate by default), escalate otherwise.
 func (r *Refusal) Next() types.Next {
 	switch {
 	case r.Approval:
 		return types.NextWait
+	case r.RuleNext != "":
+		return r.RuleNext
 	case r.Code == types.CodeUnknownTool, r.Code == types.CodeWrongType, r.Code == types.CodeMissingArguments,
 		r.Code == types.CodeUnknownArguments, r.Code == types.CodeInvalidArgument:
 		return types.NextFixArgs
@@ -105,8 +116,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		in = &Input{}
 	}
 	c, ok := v.tools[in.Tool]
-	if !ok {
-		return nil, v.unknownTool(in.Tool)
+	if !ok || (in.Key != "" && !v.catalogues.For(in.Key).Has(in.Tool)) {
+		return nil, v.unknownTool(in.Tool, v.catalogues.For(in.Key))
 	}
 
 	args, r := decodeArgs(c, in.Args)
@@ -150,7 +161,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 				Code: CodeRuleError,
 				Message: fmt.Sprintf("Rule rules[%d] of %s (%s) could not be evaluated: %v. The call is refused to be safe. %s",
 					rule.Index, c.Name, rule.Deny.Source(), err, doNotRetry),
-				Rule: rule.Index,
+				Rule:     rule.Index,
+				RuleNext: types.NextEscalate,
 			}
 		}
 		if deny {
@@ -162,21 +174,29 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 	return checked, nil
 }
 
-// unknownTool refuses a name that is not a tool.
-func (v *Validator) unknownTool(name string) *Refusal {
+// unknownTool refuses a name that is not a tool of the caller's catalogue;
+// the message names only the tools of that catalogue.
+func (v *Validator) unknownTool(name string, cat *config.Catalogue) *Refusal {
+	names := v.names
+	if cat != nil {
+		names = cat.Callable
+	}
 	var b strings.Builder
 	if name == "" {
 		b.WriteString("No tool name was given.")
 	} else {
 		fmt.Fprintf(&b, "There is no tool named %q.", shortName(name))
-		if s := suggest(name, v.names); s != "" {
+		if s := suggest(name, names); s != "" {
 			fmt.Fprintf(&b, " Did you mean %s?", s)
 		}
 	}
-	if len(v.names) == 0 {
+	switch {
+	case len(names) > 0:
+		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(names))
+	case len(v.names) > 0:
+		b.WriteString(" No tools are available to this run's API key. Do not retry; escalate to a person.")
+	default:
 		b.WriteString(" No tools are configured. Do not retry; escalate to a person.")
-	} else {
-		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(v.names))
 	}
 	return &Refusal{Code: types.CodeUnknownTool, Message: b.String(), Rule: -1}
 }
@@ -337,7 +357,7 @@ func (c *Compiled) ruleRefusal(rule *Rule, vars *expr.Vars) *Refusal {
 		msg = fmt.Sprintf("This %s call is refused by rule rules[%d] (%s). Do not retry with the same arguments; change them so the rule no longer applies, or escalate to a person.",
 			c.Name, rule.Index, rule.Deny.Source())
 	}
-	return &Refusal{Code: rule.Code, Message: msg, Rule: rule.Index, Approval: rule.Approval}
+	return &Refusal{Code: rule.Code, Message: msg, Rule: rule.Index, Approval: rule.Approval, RuleNext: rule.Next}
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -16,6 +16,7 @@ func init() {
 		return []server.Mount{
 			{Pattern: "GET /{$}", Handler: page, Public: true},
 			{Pattern: "GET /assets/", Handler: page, Public: true},
+			{Pattern: "GET /favicon.ico", Handler: page, Public: true},
 			{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Pipeline().Breakers)},
 		}, nil, nil
 	}})

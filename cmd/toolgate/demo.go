@@ -30,7 +30,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	if !*asJSON {
-		fmt.Fprintf(e.stdout, "Running the incident three ways (about %.1f s)...\n\n", 50 / *speed)
+		fmt.Fprintf(e.stdout, "Running the incident four ways (about %.1f s)...\n\n", 70 / *speed)
 	}
 	rep, err := demo.Run(ctx, demo.Options{Speed: *speed, Store: *store, Dir: dir})
 	if err != nil {

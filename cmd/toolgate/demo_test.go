@@ -20,11 +20,13 @@ func TestDemoRefundsOnce(t *testing.T) {
 		Refunds       int   `json:"refunds"`
 		PaidPaise     int64 `json:"paid_paise"`
 		ReplayMatches *bool `json:"replay_matches"`
+		Verified      *bool `json:"verified"`
 	}
 	var rep struct {
 		Naive              scenario `json:"naive"`
 		ToolgateIdempotent scenario `json:"toolgate_idempotent"`
 		ToolgateVerify     scenario `json:"toolgate_verify"`
+		ToolgateMCP        scenario `json:"toolgate_mcp"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
@@ -32,7 +34,12 @@ func TestDemoRefundsOnce(t *testing.T) {
 	if got := rep.Naive.Refunds; got != 3 {
 		t.Errorf("naive refunds = %d, want 3", got)
 	}
-	for k, s := range map[string]scenario{"toolgate_idempotent": rep.ToolgateIdempotent, "toolgate_verify": rep.ToolgateVerify} {
+	// Over MCP: one create_refund request (the write timed out and was not
+	// sent again), one refund, and the model's repeat answered verified.
+	if m := rep.ToolgateMCP; m.Requests != 1 || m.Refunds != 1 || m.Verified == nil || !*m.Verified {
+		t.Errorf("toolgate_mcp: requests %d, refunds %d, verified %v; want 1, 1, true", m.Requests, m.Refunds, m.Verified)
+	}
+	for k, s := range map[string]scenario{"toolgate_idempotent": rep.ToolgateIdempotent, "toolgate_verify": rep.ToolgateVerify, "toolgate_mcp": rep.ToolgateMCP} {
 		if s.Refunds != 1 || s.PaidPaise != 425000 {
 			t.Errorf("%s: refunds = %d, paid %d, want 1 and 425000", k, s.Refunds, s.PaidPaise)
 		}

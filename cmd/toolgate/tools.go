@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
@@ -13,10 +15,11 @@ func init() {
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "tools", "[--config FILE] [--format openai|anthropic|mcp]",
-		"toolgate tools --config toolgate.yaml --format openai > tools.json")
+	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp] [--key NAME]",
+		"toolgate tools --config toolgate.yaml --format openai --key support-bot > tools.json")
 	path := fs.String("config", "toolgate.yaml", "the config file")
-	format := fs.String("format", "", "openai, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
+	format := fs.String("format", "", "openai, openai-responses, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
+	key := fs.String("key", "", "list only what this auth.keys entry sees: its tools: list, narrowed by its pinned principal (default: every tool)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -27,9 +30,36 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *key != "" {
+		if cfg, err = keyView(cfg, *key); err != nil {
+			return err
+		}
+	}
 	list, err := export.Format(cfg, *format)
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
 	return printJSON(e.stdout, list)
+}
+
+// keyView is the view of cfg that the named key's lists show.
+func keyView(cfg *config.Config, key string) (*config.Config, error) {
+	names := make([]string, 0, len(cfg.Auth.Keys))
+	found := false
+	for _, k := range cfg.Auth.Keys {
+		names = append(names, k.Name)
+		found = found || k.Name == key
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: --key: no auth.keys entry is named %q (have: %s)", errUsage, key, strings.Join(names, ", "))
+	}
+	cats, problems := cfg.Catalogues()
+	if len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
+	}
+	return export.Subset(cfg, cats.For(key).Listed), nil
 }

@@ -84,9 +84,18 @@
     const s = await api(`/v1/stats/series?tool=${encodeURIComponent(name)}&window=${window}`);
     const pts = s.points || [];
     const span = { "15m": 900, "1h": 3600, "24h": 86400 }[window] || 3600;
-    const last = pts.length ? new Date(pts[pts.length - 1].start).getTime() / 1000 + 60 : Date.now() / 1000;
-    // The window's two ends carry only the timeout, so its line spans the chart.
-    const xs = [last - span, ...pts.map((p) => new Date(p.start).getTime() / 1000), last];
+    const step = seconds(s.step) || 60;
+    const last = pts.length ? new Date(pts[pts.length - 1].start).getTime() / 1000 + step : Date.now() / 1000;
+    // Zoom to the data when it fills only part of the window: from one step
+    // before the first point, and at least five steps wide, never wider than
+    // the window.
+    let first = last - span;
+    if (pts.length) {
+      const start = new Date(pts[0].start).getTime() / 1000;
+      first = Math.max(last - span, Math.min(start - step, last - 5 * step));
+    }
+    // The two ends carry only the timeout, so its line spans the chart.
+    const xs = [first, ...pts.map((p) => new Date(p.start).getTime() / 1000), last];
     const pick = (f) => [null, ...pts.map((p) => p.calls ? p[f] : null), null];
     const series = [xs, pick("p50_ms"), pick("p95_ms"), pick("p99_ms"), xs.map(() => s.timeout_ms || null)];
     if (state.charts[name]) state.charts[name].destroy();
@@ -94,7 +103,11 @@
     const width = Math.max(300, host.clientWidth || 380);
     state.charts[name] = new uPlot({
       width, height: 170,
-      scales: { x: { time: true, range: () => [last - span, last] },
+      // The span drawn, for the browser test.
+      hooks: { setScale: [(u, key) => {
+        if (key === "x") { host.dataset.xMin = String(u.scales.x.min); host.dataset.xMax = String(u.scales.x.max); }
+      }] },
+      scales: { x: { time: true, range: () => [first, last] },
         y: { range: (u, min, max) => [0, Math.max(max || 0, (s.timeout_ms || 0) * 1.1, 10)] } },
       axes: [{}, { values: (u, vals) => vals.map((v) => ms(v)), size: 60 }],
       series: [{},
@@ -103,7 +116,19 @@
         { label: "p99", stroke: "#CC79A7", width: 2, points: { show: true } },
         { label: "timeout", stroke: "#D55E00", width: 2, dash: [6, 4] }],
     }, series, host);
+    host.title = first > last - span ? `zoomed to the data: the last ${dur(last - first)} of the ${window} window` : `the ${window} window`;
   }
+
+  // seconds reads a step such as "10s", "1m", "1m30s", "2h" or "1d".
+  function seconds(text) {
+    const unit = { d: 86400, h: 3600, m: 60, s: 1 };
+    let total = 0;
+    for (const [, n, u] of String(text || "").matchAll(/([0-9.]+)([dhms])/g)) total += parseFloat(n) * unit[u];
+    return total;
+  }
+
+  // dur writes a number of seconds as people read it: "90 s", "12 min", "3 h".
+  const dur = (s) => s < 120 ? Math.round(s) + " s" : s < 7200 ? Math.round(s / 60) + " min" : Math.round(s / 3600) + " h";
 
   function renderDeps(deps, breakers) {
     const body = $("#deps tbody");
@@ -194,7 +219,7 @@
     try {
       const [stats, alerts, breakers, tools] = await Promise.all([
         api("/v1/stats?window=" + window), api("/v1/alerts"), api("/v1/breakers").catch(() => ({ breakers: [] })),
-        state.tools.length ? Promise.resolve(null) : api("/v1/tools")]);
+        state.tools.length ? Promise.resolve(null) : api("/v1/tools?scope=all").catch(() => api("/v1/tools"))]);
       if (tools) {
         state.tools = tools.tools || [];
         const sel = $("#f-tool");

@@ -60,6 +60,9 @@ type Scenario struct {
 	// ReplayMatches says the run's state rebuilt from its log equals the
 	// stored state (toolgate scenarios).
 	ReplayMatches *bool `json:"replay_matches,omitempty"`
+	// Verified says the last answer was settled by a verify read (the MCP
+	// scenario).
+	Verified *bool `json:"verified,omitempty"`
 }
 
 // Report is the demo's result.
@@ -67,6 +70,7 @@ type Report struct {
 	Naive              Scenario `json:"naive"`
 	ToolgateIdempotent Scenario `json:"toolgate_idempotent"`
 	ToolgateVerify     Scenario `json:"toolgate_verify"`
+	ToolgateMCP        Scenario `json:"toolgate_mcp"`
 	Speed              float64  `json:"speed"`
 }
 
@@ -78,7 +82,7 @@ const (
 
 var incident = []time.Duration{9 * time.Second, 7 * time.Second, 2700 * time.Millisecond}
 
-// Run plays the three scenarios one after the other.
+// Run plays the four scenarios one after the other.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Speed <= 0 {
 		o.Speed = 1
@@ -102,6 +106,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if rep.ToolgateVerify, err = throughToolgate(ctx, o, false); err != nil {
 		return nil, fmt.Errorf("toolgate scenario (verify): %w", err)
+	}
+	if rep.ToolgateMCP, err = throughMCP(ctx, o); err != nil {
+		return nil, fmt.Errorf("toolgate scenario (MCP server): %w", err)
 	}
 	return rep, nil
 }

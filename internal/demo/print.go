@@ -12,9 +12,9 @@ func Print(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "The refund incident: a provider that takes 9 s, 7 s, then 2.7 s; a client that waits 5 s (speed x%g).\n", r.Speed)
 	fmt.Fprintf(w, "One refund of Rs %s was asked for.\n\n", rupees(amountPaise))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tTEXTBOOK RETRY LOOP\tTOOLGATE + IDEMPOTENCY KEY\tTOOLGATE + VERIFY READ")
+	fmt.Fprintln(tw, "\tTEXTBOOK RETRY LOOP\tTOOLGATE + IDEMPOTENCY KEY\tTOOLGATE + VERIFY READ\tTOOLGATE + MCP SERVER")
 	row := func(label string, f func(Scenario) string) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", label, f(r.Naive), f(r.ToolgateIdempotent), f(r.ToolgateVerify))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", label, f(r.Naive), f(r.ToolgateIdempotent), f(r.ToolgateVerify), f(r.ToolgateMCP))
 	}
 	row("refund requests received", func(s Scenario) string { return fmt.Sprint(s.Requests) })
 	row("refunds made", func(s Scenario) string { return fmt.Sprint(s.Refunds) })
@@ -22,7 +22,7 @@ func Print(w io.Writer, r *Report) {
 	row("final outcome", func(s Scenario) string { return s.Outcome })
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, s := range []Scenario{r.Naive, r.ToolgateIdempotent, r.ToolgateVerify} {
+	for _, s := range []Scenario{r.Naive, r.ToolgateIdempotent, r.ToolgateVerify, r.ToolgateMCP} {
 		told := s.Observations
 		if len(told) == 0 {
 			told = []string{s.Told}
@@ -37,7 +37,7 @@ func Print(w io.Writer, r *Report) {
 		}
 	}
 	over := r.Naive.PaidPaise - amountPaise
-	fmt.Fprintf(w, "\nThe textbook loop overpaid Rs %s. toolgate paid out exactly once in both set-ups.\n", rupees(over))
+	fmt.Fprintf(w, "\nThe textbook loop overpaid Rs %s. toolgate paid out exactly once in all three set-ups.\n", rupees(over))
 }
 
 func rupees(paise int64) string {

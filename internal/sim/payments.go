@@ -151,25 +151,40 @@ func (p *Payments) createRefund(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {order_id, amount_paise > 0}"})
 		return
 	}
-	key := r.Header.Get("Idempotency-Key")
+	ref, status, msg := p.refund(req.OrderID, req.AmountPaise, r.Header.Get("Idempotency-Key"), r.Context().Done())
+	if status == 0 {
+		return // the client gave up waiting for the first request's outcome
+	}
+	if status != http.StatusOK {
+		writeJSON(w, status, map[string]string{"error": msg})
+		return
+	}
+	writeJSON(w, http.StatusOK, ref)
+}
+
+// refund makes one refund, the same over HTTP and MCP: key is the request's
+// idempotency key (honoured when HonourKeys is set), gone closes when the
+// client stops waiting. status is 200 with the refund, 404 with a message,
+// or 0 when the client gave up waiting for another request's refund.
+// Processing does not stop when the client stops waiting: that is the
+// whole incident.
+func (p *Payments) refund(orderID string, amount int64, key string, gone <-chan struct{}) (Refund, int, string) {
 	p.mu.Lock()
 	n := p.requests
 	p.requests++
-	if _, ok := p.orders[req.OrderID]; !ok && len(p.orders) > 0 {
+	if _, ok := p.orders[orderID]; !ok && len(p.orders) > 0 {
 		p.mu.Unlock()
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "order " + req.OrderID + " not found"})
-		return
+		return Refund{}, http.StatusNotFound, "order " + orderID + " not found"
 	}
 	if p.HonourKeys && key != "" {
 		if pd, ok := p.keys[key]; ok {
 			p.mu.Unlock()
 			select {
 			case <-pd.done:
-				writeJSON(w, http.StatusOK, pd.refund)
-			case <-r.Context().Done():
-				// The client gave up waiting for the first request's outcome.
+				return pd.refund, http.StatusOK, ""
+			case <-gone:
+				return Refund{}, 0, ""
 			}
-			return
 		}
 	}
 	pd := &pending{done: make(chan struct{})}
@@ -182,8 +197,6 @@ func (p *Payments) createRefund(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 
-	// Processing does not stop when the client stops waiting: that is the
-	// whole incident.
 	if p.Hold != nil {
 		if ch := p.Hold(n); ch != nil {
 			<-ch
@@ -193,13 +206,13 @@ func (p *Payments) createRefund(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(delay)
 	}
 	p.mu.Lock()
-	ref := Refund{RefundID: fmt.Sprintf("RF-%05d", 99203+len(p.refunds)), OrderID: req.OrderID,
-		AmountPaise: req.AmountPaise, Status: "settled", Key: key, At: time.Now()}
+	ref := Refund{RefundID: fmt.Sprintf("RF-%05d", 99203+len(p.refunds)), OrderID: orderID,
+		AmountPaise: amount, Status: "settled", Key: key, At: time.Now()}
 	p.refunds = append(p.refunds, ref)
 	pd.refund = ref
 	close(pd.done)
 	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, ref)
+	return ref, http.StatusOK, ""
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -123,7 +123,7 @@ func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]
 				return nil, 0, err
 			}
 			_, refusal := v.Check(&validate.Input{Tool: r.Tool, Args: r.Args, Principal: &run.Principal,
-				State: decoded, RunID: run.ID, CallID: r.CallID})
+				State: decoded, RunID: run.ID, CallID: r.CallID, Key: run.Owner})
 			now := Verdict{Allowed: true}
 			switch {
 			case refusal != nil:

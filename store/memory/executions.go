@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
@@ -75,7 +76,11 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	}
 	if op != nil && c.Operation.Status == "" {
 		delete(s.operations, c.Operation.Key)
+		s.limits.release(c.Operation.Key)
 		op = nil
+	}
+	if c.ReleaseWriter != "" {
+		s.limits.releaseWriter(runID, c.ReleaseWriter)
 	}
 	if op != nil {
 		at := c.Operation.At
@@ -107,23 +112,35 @@ func (s *Store) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]
 	if limit <= 0 {
 		limit = defaultListLimit
 	}
-	var since stamp
+	var since, until stamp
 	if !f.Since.IsZero() {
 		since = toStamp(f.Since)
+	}
+	if !f.Until.IsZero() {
+		until = toStamp(f.Until)
 	}
 	log := &s.executions
 	matches := func(row *execRow) bool {
 		return (f.RunID == "" || log.equals(row, textRunID, f.RunID)) &&
 			(f.Tool == "" || log.equals(row, textTool, f.Tool)) &&
+			(f.Code == "" || log.equals(row, textCode, string(f.Code))) &&
 			(f.Owner == "" || s.runOwnedBy(log.str(row, textRunID), f.Owner)) &&
-			(f.Since.IsZero() || !row.finished.before(since))
+			(f.Since.IsZero() || !row.finished.before(since)) &&
+			(f.Until.IsZero() || row.finished.before(until))
+	}
+	// The log is in id order: the cursors bound the slice scanned.
+	lo, hi := 0, log.len()
+	if f.AfterID > 0 {
+		lo = sort.Search(hi, func(i int) bool { return log.at(i).id > f.AfterID })
+	}
+	if f.BeforeID > 0 {
+		hi = sort.Search(hi, func(i int) bool { return log.at(i).id >= f.BeforeID })
 	}
 	var out []types.Execution
-	n := log.len()
-	for i := 0; i < n && len(out) < limit; i++ {
-		idx := n - 1 - i
+	for i := 0; i < hi-lo && len(out) < limit; i++ {
+		idx := hi - 1 - i
 		if f.Ascending {
-			idx = i
+			idx = lo + i
 		}
 		if row := log.at(idx); matches(row) {
 			out = append(out, log.execution(row))

@@ -65,6 +65,18 @@ func listExecutionsQuery(f types.ExecutionFilter) (string, []any) {
 	if !f.Since.IsZero() {
 		where = append(where, "finished_at >= "+p.add(nanos(f.Since)))
 	}
+	if f.Code != "" {
+		where = append(where, "code = "+p.add(string(f.Code)))
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "finished_at < "+p.add(nanos(f.Until)))
+	}
+	if f.BeforeID > 0 {
+		where = append(where, "id < "+p.add(f.BeforeID))
+	}
+	if f.AfterID > 0 {
+		where = append(where, "id > "+p.add(f.AfterID))
+	}
 	var q strings.Builder
 	q.WriteString("SELECT " + executionColumns + " FROM executions")
 	if len(where) > 0 {

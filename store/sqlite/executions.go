@@ -61,6 +61,18 @@ func listExecutionsQuery(f types.ExecutionFilter) (string, []any) {
 	if !f.Since.IsZero() {
 		where, args = append(where, "finished_at >= ?"), append(args, nanos(f.Since))
 	}
+	if f.Code != "" {
+		where, args = append(where, "code = ?"), append(args, string(f.Code))
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "finished_at < ?"), append(args, nanos(f.Until))
+	}
+	if f.BeforeID > 0 {
+		where, args = append(where, "id < ?"), append(args, f.BeforeID)
+	}
+	if f.AfterID > 0 {
+		where, args = append(where, "id > ?"), append(args, f.AfterID)
+	}
 	var q strings.Builder
 	q.WriteString("SELECT " + executionColumns + " FROM executions")
 	if len(where) > 0 {

@@ -15,6 +15,9 @@ var listExecutionCases = []testCase{
 	{"Filters", testListExecutionFilters},
 	{"DefaultLimit", testListExecutionDefaultLimit},
 	{"Owner", testListExecutionOwner},
+	{"CodeAndUntil", testListExecutionCodeAndUntil},
+	{"Cursors", testListExecutionCursors},
+	{"PagingWhileRowsArrive", testListExecutionPaging},
 }
 
 var pruneCases = []testCase{

@@ -1,0 +1,314 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/types"
+)
+
+// Import selects which of a source's tools come in, and under what names.
+// The same shape serves every kind of source: an MCP server lists tools, an
+// OpenAPI document lists operations.
+type Import struct {
+	// Tools are the MCP tool names to import, or globs ("*", "get_*").
+	// Default ["*"]: every tool the server lists.
+	Tools []string `yaml:"tools" json:"tools,omitempty"`
+	// Operations are the OpenAPI operationIds to import, or globs.
+	// Default ["*"].
+	Operations []string `yaml:"operations" json:"operations,omitempty"`
+	// Prefix is prepended to every imported name ("crm_" makes crm_search
+	// of search). Default "".
+	Prefix string `yaml:"prefix" json:"prefix,omitempty"`
+}
+
+// Source kinds.
+const (
+	SourceMCP     = "mcp"
+	SourceOpenAPI = "openapi"
+)
+
+// Source says where an imported tool comes from.
+type Source struct {
+	// Kind is mcp or openapi.
+	Kind string `json:"kind"`
+	// Dependency is the dependency that lists the tool.
+	Dependency string `json:"dependency"`
+	// Name is the tool's name at the source: the MCP tool name or the
+	// operationId, without the prefix.
+	Name string `json:"name"`
+}
+
+// ImportedTool is one tool as its source describes it, before the config's
+// tools: entry of the same name overrides any of it.
+type ImportedTool struct {
+	// Name is the name at the source (without the prefix).
+	Name string `json:"name"`
+	// Description is what the model reads.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the arguments' JSON Schema.
+	InputSchema map[string]any `json:"input_schema,omitempty"`
+	// OutputSchema is the result's JSON Schema, if the source gives one.
+	OutputSchema map[string]any `json:"output_schema,omitempty"`
+	// Effect is what the source suggests (MCP annotations, the HTTP
+	// method); "" leaves the default, write.
+	Effect types.Effect `json:"effect,omitempty"`
+	// Request is an OpenAPI operation's method and path; nil for MCP.
+	Request *Request `json:"request,omitempty"`
+}
+
+// importState is what a config with imports keeps between Normalize (which
+// sets aside the tools: entries that only override an imported tool) and
+// Imported (which merges them).
+type importState struct {
+	held     map[string]*Tool // raw entries, never normalized
+	resolved bool
+}
+
+// patterns are the names or globs the import selects for a source kind.
+func (im *Import) patterns(kind string) []string {
+	list := im.Tools
+	if kind == SourceOpenAPI {
+		list = im.Operations
+	}
+	if len(list) == 0 {
+		return []string{"*"}
+	}
+	return list
+}
+
+// selects reports whether name is selected by one of the patterns.
+func selects(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceKind is the kind of source a dependency is, "" for a plain HTTP one.
+func (d *Dependency) sourceKind() string {
+	switch {
+	case d == nil:
+		return ""
+	case d.MCP != nil:
+		return SourceMCP
+	case d.Import != nil:
+		return SourceOpenAPI
+	}
+	return ""
+}
+
+// HasImports reports whether some dependency imports tools.
+func (c *Config) HasImports() bool {
+	for _, d := range c.Dependencies {
+		if d != nil && d.Import != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ImportsPending reports whether the config imports tools that have not
+// been merged in yet (by Imported): it is then not ready for a pipeline.
+func (c *Config) ImportsPending() bool { return c.HasImports() && !c.imports.resolved }
+
+// Overrides lists, sorted, the tools: entries held back for an imported
+// tool of the same name.
+func (c *Config) Overrides() []string { return sortedKeys(c.imports.held) }
+
+// ImportingDependencies lists, sorted, the dependencies that import tools.
+func (c *Config) ImportingDependencies() []string {
+	var names []string
+	for name, d := range c.Dependencies {
+		if d != nil && d.Import != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// holdOverrides sets aside, while imports are pending, every tools: entry
+// that cannot stand alone: no Go function, no request, and no dependency
+// other than an importing one. Imported merges them later.
+func (c *Config) holdOverrides() {
+	if !c.ImportsPending() {
+		return
+	}
+	for _, name := range sortedKeys(c.Tools) {
+		t := c.Tools[name]
+		if t == nil || t.Func != nil || t.Request != nil {
+			continue
+		}
+		if t.Dependency != "" {
+			if d := c.Dependencies[t.Dependency]; d == nil || d.Import == nil {
+				continue
+			}
+		}
+		if c.imports.held == nil {
+			c.imports.held = map[string]*Tool{}
+		}
+		t.Name = name
+		c.imports.held[name] = t
+		delete(c.Tools, name)
+	}
+}
+
+// Imported returns a new config: c with the tools its dependencies import
+// (lists, by dependency name) merged in and normalized. An imported tool
+// takes its name (plus the prefix), description and schemas from the
+// source; every key of the tools: entry of the same name wins over the
+// source, and a tool declared in full (with a request or a Go function)
+// wins over an imported one of the same name. c itself is not changed, so
+// that a refreshed list can be merged again.
+//
+// Problems: a tools: entry that names neither a declared nor an imported
+// tool; an import that names (without a glob) a tool the source does not
+// have; one name imported from two sources.
+func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
+	n := *c
+	n.imports = importState{resolved: true}
+	n.Dependencies = make(map[string]*Dependency, len(c.Dependencies))
+	for name, d := range c.Dependencies {
+		n.Dependencies[name] = d.clone()
+	}
+	n.Tools = make(map[string]*Tool, len(c.Tools)+len(c.imports.held))
+	for name, t := range c.Tools {
+		n.Tools[name] = t.clone()
+	}
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Problem{File: c.Path, Key: key, Why: fmt.Sprintf(format, args...)})
+	}
+	from := map[string]string{}
+	claimed := map[string]bool{}
+	for _, depName := range c.ImportingDependencies() {
+		d := c.Dependencies[depName]
+		kind := d.sourceKind()
+		patterns := d.Import.patterns(kind)
+		list := slices.Clone(lists[depName])
+		slices.SortFunc(list, func(a, b ImportedTool) int { return strings.Compare(a.Name, b.Name) })
+		have := map[string]bool{}
+		for _, it := range list {
+			have[it.Name] = true
+			if !selects(patterns, it.Name) {
+				continue
+			}
+			name := d.Import.Prefix + it.Name
+			if _, declared := c.Tools[name]; declared {
+				continue // declared in full: the config wins outright
+			}
+			if other, dup := from[name]; dup {
+				bad("dependencies."+depName+".import", "tool %q is imported from both %s and %s; give one of them a prefix", name, other, depName)
+				continue
+			}
+			from[name] = depName
+			t := &Tool{
+				Name: name, Description: it.Description, Dependency: depName,
+				Effect: it.Effect, InputSchema: it.InputSchema, OutputSchema: it.OutputSchema,
+				Source: &Source{Kind: kind, Dependency: depName, Name: it.Name},
+			}
+			if it.Request != nil {
+				r := *it.Request
+				t.Request = &r
+			}
+			if raw := c.imports.held[name]; raw != nil {
+				override(t, raw.clone())
+				claimed[name] = true
+			}
+			n.Tools[name] = t
+		}
+		for _, p := range patterns {
+			if !isGlob(p) && !have[p] {
+				bad("dependencies."+depName+".import", "%s has no tool named %q (it has: %s)", depName, p, joinOrNone(slices.Sorted(maps.Keys(have))))
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.imports.held) {
+		if !claimed[name] {
+			bad("tools."+name, "names no declared tool and no tool imported from %s (imported: %s)",
+				strings.Join(c.ImportingDependencies(), ", "), joinOrNone(sortedKeys(from)))
+		}
+	}
+	b, _ := json.Marshal(lists)
+	sum := sha256.Sum256(append([]byte(c.Version+"\x00"), b...))
+	n.Version = hex.EncodeToString(sum[:8])
+	if err := n.Normalize(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return &n, errors.Join(errs...)
+	}
+	return &n, nil
+}
+
+// override sets on t every key the config's entry gives (a non-zero
+// field), so that the config always wins over what the source said. The
+// name and the source stay the import's.
+func override(t, entry *Tool) {
+	tv, ev := reflect.ValueOf(t).Elem(), reflect.ValueOf(entry).Elem()
+	for i := range tv.NumField() {
+		switch tv.Type().Field(i).Name {
+		case "Name", "Source":
+			continue
+		}
+		if f := ev.Field(i); !f.IsZero() {
+			tv.Field(i).Set(f)
+		}
+	}
+}
+
+// clone copies a tool deeply enough that normalizing the copy writes
+// nothing the original shares.
+func (t *Tool) clone() *Tool {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	if t.Request != nil {
+		r := *t.Request
+		c.Request = &r
+	}
+	c.Rules = slices.Clone(t.Rules)
+	if t.Owner != nil {
+		o := *t.Owner
+		c.Owner = &o
+	}
+	if t.Verify != nil {
+		v := *t.Verify
+		c.Verify = &v
+	}
+	return &c
+}
+
+// clone copies a dependency deeply enough that normalizing the copy writes
+// nothing the original shares.
+func (d *Dependency) clone() *Dependency {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	if d.MCP != nil {
+		m := *d.MCP
+		m.Command = slices.Clone(d.MCP.Command)
+		c.MCP = &m
+	}
+	return &c
+}
+
+func joinOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,251 @@
+package mcpcall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/types"
+)
+
+// jsonrpc2Rejected is the code of the SDK's "rejected by transport" error:
+// the transport failed the request, the server did not answer it.
+const jsonrpc2Rejected = -32005
+
+// errReadTimeout is the cause of a tools/call cut by the read timeout.
+var errReadTimeout = errors.New("read timeout")
+
+// Do runs one attempt: one tools/call of the tool on its server.
+func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *execute.Failure) {
+	if a.Tool == nil || a.Dependency == nil {
+		return nil, invalid(a, "the attempt has no tool or no dependency")
+	}
+	s := p.servers[a.Dependency.Name]
+	if s == nil {
+		return nil, invalid(a, fmt.Sprintf("no MCP server named %q", a.Dependency.Name))
+	}
+	args := a.Canonical
+	if args == nil {
+		b, err := canonical(a.Args)
+		if err != nil {
+			return nil, invalid(a, "encoding the arguments: "+err.Error())
+		}
+		args = b
+	}
+	connectTimeout := orDefault(a.Tool.Timeout.Connect.D(), config.DefaultConnectTimeout)
+	readTimeout := orDefault(a.Tool.Timeout.Read.D(), config.DefaultReadTimeout)
+
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	cs, conn, err := s.session(cctx)
+	cancel()
+	if err != nil {
+		return nil, connectFailure(ctx, s.name, connectTimeout, err)
+	}
+
+	remote := a.Tool.Name
+	if a.Tool.Source != nil && a.Tool.Source.Name != "" {
+		remote = a.Tool.Source.Name
+	}
+	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args)}
+	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
+		params.Meta = mcp.Meta{OperationKeyMeta: a.OperationKey}
+	}
+	tr := &tracker{}
+	rctx, cancelRead := context.WithTimeoutCause(ctx, readTimeout, errReadTimeout)
+	defer cancelRead()
+	res, err := cs.CallTool(withTracker(rctx, tr), params)
+	if conn != nil {
+		conn.forget(tr)
+	}
+	sent, raw := tr.result()
+	if err != nil {
+		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
+		if errors.Is(err, mcp.ErrConnectionClosed) {
+			s.dropped(cs)
+		}
+		return nil, f
+	}
+	s.healthy()
+	data, text, err := answer(res, raw)
+	if err != nil {
+		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeUpstreamError,
+			Message: fmt.Sprintf("%s answered %s with a result toolgate cannot read: %v", s.name, remote, err), Err: err}
+	}
+	if res.IsError {
+		msg := fmt.Sprintf("%s refused %s", s.name, remote)
+		if text != "" {
+			msg += ": " + text
+		}
+		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeRejected, Data: data, Message: msg}
+	}
+	return &execute.Response{Status: 200, Data: data}, nil
+}
+
+// connectFailure classifies a failure to reach or initialise the server:
+// nothing of the call was sent.
+func connectFailure(parent context.Context, dep string, timeout time.Duration, err error) *execute.Failure {
+	f := &execute.Failure{Kind: execute.KindConnectFailed, Delivered: false, Transient: true, Code: types.CodeConnectFailed, Err: err}
+	switch {
+	case errors.Is(err, errClosed):
+		f.Transient, f.Code = false, types.CodeUnavailable
+		f.Message = fmt.Sprintf("toolgate is shutting down; nothing was sent to %s", dep)
+	case parent.Err() != nil:
+		f.Kind, f.Transient, f.Code = execute.KindCanceled, false, types.CodeUnavailable
+		f.Message = fmt.Sprintf("the call was cancelled before the request to %s was sent (%v)", dep, context.Cause(parent))
+	case errors.Is(err, context.DeadlineExceeded):
+		f.Kind, f.Code = execute.KindConnectTimeout, types.CodeConnectTimeout
+		f.Message = fmt.Sprintf("no MCP session with %s within %s (connect and initialize)", dep, timeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		f.Kind = execute.KindConnectRefused
+		f.Message = fmt.Sprintf("%s refused the connection", dep)
+	default:
+		f.Message = oneLine(fmt.Sprintf("cannot start an MCP session with %s: %v", dep, err))
+	}
+	return f
+}
+
+// callFailure classifies a tools/call that ended without a result.
+func callFailure(parent, rctx context.Context, dep, tool string, readTimeout time.Duration, sent bool, err error) *execute.Failure {
+	var werr *jsonrpc.Error
+	switch {
+	case !sent && parent.Err() != nil:
+		return &execute.Failure{Kind: execute.KindCanceled, Delivered: false, Code: types.CodeUnavailable, Err: err,
+			Message: fmt.Sprintf("the call was cancelled before the request to %s was sent (%v)", dep, context.Cause(parent))}
+	case !sent:
+		// The transport never wrote the request (the SDK's "rejected by
+		// transport" is one such error: its HTTP request failed).
+		return &execute.Failure{Kind: execute.KindConnectFailed, Delivered: false, Transient: true, Code: types.CodeConnectFailed, Err: err,
+			Message: oneLine(fmt.Sprintf("the tools/call request to %s could not be sent: %v", dep, err))}
+	case errors.As(err, &werr) && werr.Code != jsonrpc2Rejected:
+		// The server answered the request with a protocol error.
+		f := &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeRejected, Err: err,
+			Message: oneLine(fmt.Sprintf("%s refused %s: %s", dep, tool, werr.Message))}
+		if werr.Code == jsonrpc.CodeInternalError {
+			f.Code, f.Transient = types.CodeUpstreamError, true
+		}
+		return f
+	case errors.Is(context.Cause(rctx), errReadTimeout) && parent.Err() == nil:
+		return &execute.Failure{Kind: execute.KindReadTimeout, Delivered: true, Transient: true, Code: types.CodeTimeoutUnknownOutcome, Err: err,
+			Message: fmt.Sprintf("no answer from %s to %s within %s after the request was sent (toolgate sent notifications/cancelled)", dep, tool, readTimeout)}
+	case parent.Err() != nil:
+		return &execute.Failure{Kind: execute.KindCanceled, Delivered: true, Code: types.CodeTimeoutUnknownOutcome, Err: err,
+			Message: fmt.Sprintf("the call was cancelled after the request to %s was sent (%v)", dep, context.Cause(parent))}
+	}
+	return &execute.Failure{Kind: execute.KindReset, Delivered: true, Transient: true, Code: types.CodeTimeoutUnknownOutcome, Err: err,
+		Message: oneLine(fmt.Sprintf("the session with %s broke after the request to %s was sent: %v", dep, tool, err))}
+}
+
+// wireResult is the part of a raw tools/call result that answer reads.
+type wireResult struct {
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// answer is a result's data and its text: structuredContent when present,
+// else the text content (JSON-decoded when it is one JSON text), else the
+// content list. raw, when the transport kept it, is read instead of the
+// SDK's decoding, so that numbers stay exact.
+func answer(res *mcp.CallToolResult, raw json.RawMessage) (data json.RawMessage, text string, err error) {
+	if raw == nil {
+		if raw, err = json.Marshal(res); err != nil {
+			return nil, "", err
+		}
+	}
+	var w wireResult
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, "", err
+	}
+	var texts []string
+	for _, c := range w.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	text = oneLine(strings.Join(texts, " "))
+	if s := bytes.TrimSpace(w.StructuredContent); len(s) > 0 && string(s) != "null" {
+		return compact(s), text, nil
+	}
+	if len(texts) == 1 {
+		if t := bytes.TrimSpace([]byte(texts[0])); json.Valid(t) && len(t) > 0 {
+			return compact(t), text, nil
+		}
+	}
+	if len(texts) > 0 && len(texts) == len(w.Content) {
+		b, err := json.Marshal(strings.Join(texts, "\n"))
+		return b, text, err
+	}
+	if len(w.Content) == 0 {
+		return json.RawMessage("null"), text, nil
+	}
+	var all struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, "", err
+	}
+	return compact(all.Content), text, nil
+}
+
+func compact(b []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return json.RawMessage(b)
+	}
+	return buf.Bytes()
+}
+
+// canonical encodes the arguments with sorted keys and exact numbers.
+func canonical(args map[string]any) ([]byte, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func invalid(a *execute.Attempt, why string) *execute.Failure {
+	name := "the tool"
+	if a != nil && a.Tool != nil {
+		name = a.Tool.Name
+	}
+	return &execute.Failure{Kind: execute.KindInvalidRequest, Code: types.CodeInternalError,
+		Message: fmt.Sprintf("cannot call %s: %s", name, why)}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// maxMessageRunes bounds a message built from a server's text.
+const maxMessageRunes = 300
+
+// oneLine collapses whitespace and bounds s.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > maxMessageRunes {
+		s = string([]rune(s)[:maxMessageRunes]) + "…"
+	}
+	return s
+}

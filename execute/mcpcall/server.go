@@ -1,0 +1,319 @@
+package mcpcall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/clock"
+)
+
+// errClosed is the error of a server whose pool was closed.
+var errClosed = errors.New("the MCP client is closed")
+
+// server manages the session with one MCP server: it connects on first use
+// (or at Import), reconnects after the session ends, and, for a stdio
+// server, restarts the subprocess with backoff when it dies.
+type server struct {
+	name  string
+	mcp   config.MCP
+	opts  *Options
+	http  *http.Client // streamable HTTP only
+	clock clock.Clock
+	log   *slog.Logger
+
+	connecting chan struct{} // a one-slot lock: held while connecting
+
+	mu     sync.Mutex
+	cs     *mcp.ClientSession
+	conn   *trackedConn
+	deaths int // consecutive sessions that ended, for the restart backoff
+	closed bool
+	done   chan struct{} // closed by close
+	wg     sync.WaitGroup
+}
+
+func newServer(name string, m config.MCP, opts *Options) *server {
+	s := &server{
+		name: name, mcp: m, opts: opts, clock: opts.Clock, log: opts.Logger,
+		connecting: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if !m.Stdio() {
+		s.http = &http.Client{Transport: &headerTransport{
+			base:    &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+			headers: m.Headers,
+		}}
+	}
+	return s
+}
+
+// session returns the live session, connecting (and initialising) one if
+// there is none. ctx bounds the connection: the connect timeout.
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, *trackedConn, error) {
+	if cs, conn, err := s.current(); cs != nil || err != nil {
+		return cs, conn, err
+	}
+	select {
+	case s.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, context.Cause(ctx)
+	case <-s.done:
+		return nil, nil, errClosed
+	}
+	defer func() { <-s.connecting }()
+	if cs, conn, err := s.current(); cs != nil || err != nil {
+		return cs, conn, err // another caller connected meanwhile
+	}
+	return s.connect(ctx)
+}
+
+func (s *server) current() (*mcp.ClientSession, *trackedConn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, errClosed
+	}
+	return s.cs, s.conn, nil
+}
+
+// connect starts (stdio) or reaches (HTTP) the server and initialises a
+// session. The caller holds the connecting slot.
+func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn, error) {
+	var t mcp.Transport
+	if s.mcp.Stdio() {
+		cmd := exec.Command(s.mcp.Command[0], s.mcp.Command[1:]...)
+		cmd.Dir = s.mcp.Dir
+		cmd.Env = os.Environ()
+		for _, k := range sortedKeys(s.mcp.Env) {
+			cmd.Env = append(cmd.Env, k+"="+s.mcp.Env[k])
+		}
+		cmd.Stderr = s.opts.Stderr
+		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
+	} else {
+		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1}
+	}
+	var conn *trackedConn
+	if s.mcp.Stdio() {
+		// The stdio connection is wrapped to know which requests were
+		// written and to keep raw answers (exact numbers). The streamable
+		// HTTP connection is not: the SDK relies on interfaces of its own
+		// connection type; its requests are tracked by headerTransport.
+		t = connectHook{&trackedTransport{Transport: t}, &conn}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, &mcp.ClientOptions{
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
+	})
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cs.Close()
+		return nil, nil, errClosed
+	}
+	s.cs, s.conn = cs, conn
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.watch(cs)
+	return cs, conn, nil
+}
+
+// connectHook is the tracked transport, remembering the connection it made.
+type connectHook struct {
+	t    *trackedTransport
+	conn **trackedConn
+}
+
+// Connect connects and keeps the connection.
+func (h connectHook) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := h.t.Connect(ctx)
+	if err == nil {
+		*h.conn = c.(*trackedConn)
+	}
+	return c, err
+}
+
+// watch waits for the session to end. A stdio server that died is started
+// again after a backoff, and its tools are listed again (they may have
+// changed with the restart).
+func (s *server) watch(cs *mcp.ClientSession) {
+	defer s.wg.Done()
+	err := cs.Wait()
+	s.mu.Lock()
+	if s.cs == cs {
+		s.cs, s.conn = nil, nil
+	}
+	closed := s.closed
+	s.deaths++
+	deaths := s.deaths
+	s.mu.Unlock()
+	if closed || !s.mcp.Stdio() {
+		return
+	}
+	wait := backoff(s.mcp.RestartBase.D(), s.mcp.RestartCap.D(), deaths)
+	s.log.Warn("MCP server ended; restarting", "dependency", s.name, "err", err, "in", wait)
+	ctx, cancel := s.stopContext()
+	defer cancel()
+	if s.clock.Sleep(ctx, wait) != nil {
+		return
+	}
+	cctx, ccancel := context.WithTimeout(ctx, config.DefaultConnectTimeout*5)
+	defer ccancel()
+	if _, _, err := s.session(cctx); err != nil {
+		s.log.Warn("MCP server restart failed; the next call tries again", "dependency", s.name, "err", err)
+		return
+	}
+	s.refresh(ctx)
+}
+
+// healthy records that the session answered: the restart backoff starts
+// again from its base.
+func (s *server) healthy() {
+	s.mu.Lock()
+	s.deaths = 0
+	s.mu.Unlock()
+}
+
+// dropped forgets a session that broke, so that the next call connects
+// again.
+func (s *server) dropped(cs *mcp.ClientSession) {
+	s.mu.Lock()
+	if s.cs == cs {
+		s.cs, s.conn = nil, nil
+	}
+	s.mu.Unlock()
+	cs.Close()
+}
+
+// stopContext is a context that ends when the server is closed.
+func (s *server) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(doneContext{s.done}, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// toolsChanged handles notifications/tools/list_changed: the tools are
+// listed again off the SDK's reading goroutine.
+func (s *server) toolsChanged() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := s.stopContext()
+		defer cancel()
+		s.refresh(ctx)
+	}()
+}
+
+// refresh lists the tools and hands them to the pool's OnToolsChanged.
+func (s *server) refresh(ctx context.Context) {
+	if s.opts.OnToolsChanged == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	tools, err := s.list(ctx)
+	if err != nil {
+		s.log.Warn("listing the MCP server's tools failed; keeping the previous list", "dependency", s.name, "err", err)
+		return
+	}
+	s.opts.OnToolsChanged(s.name, tools)
+}
+
+// listTimeout bounds one tools/list (all its pages).
+const listTimeout = 30 * time.Second
+
+// list connects if needed and lists every tool, all pages.
+func (s *server) list(ctx context.Context) ([]config.ImportedTool, error) {
+	cs, _, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: connecting: %w", s.name, err)
+	}
+	var out []config.ImportedTool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: tools/list: %w", s.name, err)
+		}
+		it, err := importedTool(s.name, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	s.healthy()
+	return out, nil
+}
+
+// close ends the session (a stdio server's stdin is closed, then it is
+// signalled) and waits for the server's goroutines.
+func (s *server) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	close(s.done)
+	cs := s.cs
+	s.cs, s.conn = nil, nil
+	s.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+	s.wg.Wait()
+}
+
+// backoff is base * 2^(n-1), at most limit.
+func backoff(base, limit time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// doneContext is a context.Context that is done when done is closed; it
+// carries no values and no deadline.
+type doneContext struct{ done chan struct{} }
+
+func (doneContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c doneContext) Done() <-chan struct{}     { return c.done }
+func (c doneContext) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+func (doneContext) Value(any) any { return nil }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var _ io.Writer = (*os.File)(nil)

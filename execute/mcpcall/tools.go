@@ -1,0 +1,74 @@
+package mcpcall
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/types"
+)
+
+// Effect is the effect an MCP tool's annotations suggest: readOnlyHint is
+// read; idempotentHint (not read-only) is idempotent; anything else, or no
+// annotations, is write, the safe assumption. The hints come from a server
+// that may be wrong, so a tools: entry's effect always wins over this.
+func Effect(a *mcp.ToolAnnotations) types.Effect {
+	switch {
+	case a == nil:
+		return types.EffectWrite
+	case a.ReadOnlyHint:
+		return types.EffectRead
+	case a.IdempotentHint:
+		return types.EffectIdempotent
+	}
+	return types.EffectWrite
+}
+
+// importedTool is an MCP tool as config.Imported takes it: schemas as
+// JSON-decoded maps with exact numbers, and a description even when the
+// server gives none (the model needs one to choose the tool).
+func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
+	it := config.ImportedTool{Name: t.Name, Description: t.Description, Effect: Effect(t.Annotations)}
+	if it.Description == "" {
+		it.Description = t.Title
+		if it.Description == "" && t.Annotations != nil {
+			it.Description = t.Annotations.Title
+		}
+		if it.Description == "" {
+			it.Description = fmt.Sprintf("The %s tool of the %s MCP server.", t.Name, dep)
+		}
+	}
+	var err error
+	if it.InputSchema, err = schemaMap(t.InputSchema); err != nil {
+		return it, fmt.Errorf("%s: tool %s: inputSchema: %w", dep, t.Name, err)
+	}
+	if it.OutputSchema, err = schemaMap(t.OutputSchema); err != nil {
+		return it, fmt.Errorf("%s: tool %s: outputSchema: %w", dep, t.Name, err)
+	}
+	return it, nil
+}
+
+// schemaMap re-decodes a schema the SDK decoded into a map with json.Number
+// numbers; nil stays nil.
+func schemaMap(v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// OperationKeyMeta is the _meta key of tools/call in which toolgate sends a
+// write's operation key; the MCP face honours it like Idempotency-Key when
+// HonourKeys is set.
+const OperationKeyMeta = "toolgate/operation_key"
+
+// MCPServer is the provider's MCP face, written with the official Go SDK:
+// get_order and list_refunds (read-only) and create_refund (no
+// annotations: a write), over the same orders and refunds as ServeHTTP,
+// with the same delays.
+func (p *Payments) MCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "payments-sim", Version: "1"}, nil)
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	order := json.RawMessage(`{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"}},"additionalProperties":false}`)
+	s.AddTool(&mcp.Tool{Name: "get_order", Description: "Look up one order.", Annotations: read, InputSchema: order},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				OrderID string `json:"order_id"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			p.mu.Lock()
+			p.reads++
+			o, ok := p.orders[in.OrderID]
+			p.mu.Unlock()
+			if !ok {
+				return toolError("order " + in.OrderID + " not found"), nil
+			}
+			return structured(o), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "list_refunds", Description: "List the refunds of one order.", Annotations: read, InputSchema: order},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				OrderID string `json:"order_id"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			p.mu.Lock()
+			p.reads++
+			list := []Refund{}
+			for _, r := range p.refunds {
+				if r.OrderID == in.OrderID {
+					list = append(list, r)
+				}
+			}
+			p.mu.Unlock()
+			return structured(map[string]any{"order_id": in.OrderID, "refunds": list}), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "create_refund", Description: "Refund part or all of an order to the customer.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["order_id","amount_paise"],"properties":{` +
+			`"order_id":{"type":"string","pattern":"^ORD-[0-9]+$"},"amount_paise":{"type":"integer","minimum":1},"reason":{"type":"string"}},"additionalProperties":false}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				OrderID     string `json:"order_id"`
+				AmountPaise int64  `json:"amount_paise"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.OrderID == "" || in.AmountPaise <= 0 {
+				return toolError("want {order_id, amount_paise > 0}"), nil
+			}
+			key, _ := req.Params.Meta[OperationKeyMeta].(string)
+			ref, status, msg := p.refund(in.OrderID, in.AmountPaise, key, ctx.Done())
+			switch status {
+			case 0:
+				return nil, ctx.Err()
+			case http.StatusOK:
+				return structured(ref), nil
+			}
+			return toolError(msg), nil
+		})
+	return s
+}
+
+// MCPHandler serves MCPServer over streamable HTTP.
+type MCPHandler struct {
+	http.Handler
+	server *mcp.Server
+}
+
+// NewMCPHandler serves the provider's MCP face over streamable HTTP.
+func (p *Payments) NewMCPHandler() *MCPHandler {
+	s := p.MCPServer()
+	return &MCPHandler{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil), server: s}
+}
+
+// CloseSessions ends the sessions of clients that did not end theirs, so
+// that an httptest server in front can close.
+func (h *MCPHandler) CloseSessions() {
+	for ss := range h.server.Sessions() {
+		ss.Close()
+	}
+}
+
+func structured(v any) *mcp.CallToolResult {
+	b, _ := json.Marshal(v)
+	return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}

@@ -1,0 +1,159 @@
+package toolgate
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/execute/mcpcall"
+)
+
+// DefaultImportTimeout bounds connecting to the MCP servers and listing
+// their tools when a gateway opens.
+const DefaultImportTimeout = 30 * time.Second
+
+// upstreams is the gateway's side of its MCP servers: the pool that calls
+// them and what is needed to merge a refreshed tool list.
+type upstreams struct {
+	pool *mcpcall.Pool
+	http *execute.HTTP
+
+	mu    sync.Mutex
+	base  *config.Config // the config as loaded, imports not merged
+	lists map[string][]config.ImportedTool
+	set   func(*config.Config) error // swaps the pipeline's tools
+	log   func(msg string, args ...any)
+	hook  func(dependency string, err error)
+}
+
+// openUpstreams starts the MCP side of a gateway when cfg has MCP servers:
+// it imports their tools (the returned config has them merged in) and
+// returns the executor that calls them. Without MCP servers it returns cfg
+// and exec unchanged.
+func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Options, exec execute.Executor) (*config.Config, execute.Executor, error) {
+	if !mcpcall.HasMCP(cfg) {
+		return cfg, exec, nil
+	}
+	u := &upstreams{base: cfg, hook: opts.ToolsRefreshed}
+	u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+	if cfg.ImportsPending() {
+		timeout := opts.ImportTimeout
+		if timeout <= 0 {
+			timeout = DefaultImportTimeout
+		}
+		ictx, cancel := context.WithTimeout(ctx, timeout)
+		lists, err := u.pool.Import(ictx, cfg)
+		cancel()
+		if err != nil {
+			u.pool.Close()
+			return nil, nil, fmt.Errorf("toolgate: importing MCP tools: %w", err)
+		}
+		merged, err := cfg.Imported(lists)
+		if err != nil {
+			u.pool.Close()
+			return nil, nil, err
+		}
+		u.mu.Lock()
+		u.lists = lists
+		u.mu.Unlock()
+		cfg = merged
+	}
+	if exec == nil {
+		u.http = execute.NewHTTP(execute.HTTPOptions{Clock: opts.Clock})
+		exec = &execute.Router{HTTP: u.http, MCP: u.pool}
+	}
+	g.upstreams = u
+	return cfg, exec, nil
+}
+
+// bind lets refreshes reach the pipeline once it exists.
+func (u *upstreams) bind(set func(*config.Config) error, log func(string, ...any)) {
+	u.mu.Lock()
+	u.set, u.log = set, log
+	u.mu.Unlock()
+}
+
+// changed merges a server's new tool list and swaps the pipeline's tools;
+// a tool that disappeared then answers unknown_tool. A list that does not
+// merge (an override now names nothing, say) keeps the old tools.
+func (u *upstreams) changed(dep string, tools []config.ImportedTool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.set == nil || !u.base.HasImports() || u.base.Dependencies[dep] == nil || u.base.Dependencies[dep].Import == nil {
+		return
+	}
+	lists := maps.Clone(u.lists)
+	if lists == nil {
+		lists = map[string][]config.ImportedTool{}
+	}
+	lists[dep] = tools
+	merged, err := u.base.Imported(lists)
+	if err == nil {
+		err = u.set(merged)
+	}
+	if err != nil {
+		u.log("the refreshed tools of an MCP server do not fit the config; keeping the previous tools", "dependency", dep, "err", err)
+	} else {
+		u.lists = lists
+		u.log("MCP server's tools refreshed", "dependency", dep, "tools", len(tools))
+	}
+	if u.hook != nil {
+		u.hook(dep, err)
+	}
+}
+
+// close stops the pool (and every stdio server).
+func (u *upstreams) close() {
+	u.pool.Close()
+	if u.http != nil {
+		u.http.Close()
+	}
+}
+
+// reload makes cfg (normalized, imports not merged) the base that refreshed
+// tool lists are merged into, and calls apply with cfg merged with the tool
+// lists the servers gave. The MCP servers themselves are connected when the
+// gateway opens: a reload that adds, removes or changes one is refused
+// (restart toolgate for that). u.mu is held throughout, so a refresh
+// arriving meanwhile merges into the new base, never the old one.
+func (u *upstreams) reload(cfg *config.Config, apply func(*config.Config) error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var changed []string
+	for name, d := range u.base.Dependencies {
+		if d == nil || d.MCP == nil {
+			continue
+		}
+		if nd := cfg.Dependencies[name]; nd == nil || !reflect.DeepEqual(nd.MCP, d.MCP) {
+			changed = append(changed, name)
+		}
+	}
+	for name, d := range cfg.Dependencies {
+		if d != nil && d.MCP != nil && (u.base.Dependencies[name] == nil || u.base.Dependencies[name].MCP == nil) {
+			changed = append(changed, name)
+		}
+	}
+	if len(changed) > 0 {
+		slices.Sort(changed)
+		return fmt.Errorf("dependencies %s: an MCP server is connected when toolgate starts; adding, removing or changing one needs a restart", strings.Join(changed, ", "))
+	}
+	merged := cfg
+	if cfg.ImportsPending() {
+		var err error
+		if merged, err = cfg.Imported(u.lists); err != nil {
+			return err
+		}
+	}
+	if err := apply(merged); err != nil {
+		return err
+	}
+	u.base = cfg
+	return nil
+}
