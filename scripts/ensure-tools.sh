@@ -16,3 +16,6 @@ if ! have_chromium; then
 		echo "ensure-tools: chromium is missing; install Debian's chromium package to run the dashboard test" >&2
 	fi
 fi
+
+# The reference MCP servers from npm (execute/mcpcall's third-party tests).
+bash "$(dirname "$0")/install-mcp-servers.sh"

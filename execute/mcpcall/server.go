@@ -153,6 +153,7 @@ func (h connectHook) Connect(ctx context.Context) (mcp.Connection, error) {
 func (s *server) watch(cs *mcp.ClientSession) {
 	defer s.wg.Done()
 	err := cs.Wait()
+	cs.Close() // ends what the session still holds (its subscription stream)
 	s.mu.Lock()
 	if s.cs == cs {
 		s.cs, s.conn = nil, nil

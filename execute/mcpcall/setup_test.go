@@ -54,8 +54,19 @@ func setup(t *testing.T, tr transport, replacements ...string) *bundle {
 // setupWith is setup with the gateway's options edited by opt.
 func setupWith(t *testing.T, tr transport, opt func(*toolgate.Options), replacements ...string) *bundle {
 	t.Helper()
+	return open(t, tr, "testdata/fixture.yaml", opt, replacements...)
+}
+
+// setupFile is setup on another config file.
+func setupFile(t *testing.T, tr transport, path string) *bundle {
+	t.Helper()
+	return open(t, tr, path, nil)
+}
+
+func open(t *testing.T, tr transport, path string, opt func(*toolgate.Options), replacements ...string) *bundle {
+	t.Helper()
 	server, fx := tr.start(t)
-	raw, err := os.ReadFile("testdata/fixture.yaml")
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +77,7 @@ func setupWith(t *testing.T, tr transport, opt func(*toolgate.Options), replacem
 		}
 		text = strings.Replace(text, replacements[i], replacements[i+1], 1)
 	}
-	cfg, err := config.Parse([]byte(text), "testdata/fixture.yaml", os.LookupEnv)
+	cfg, err := config.Parse([]byte(text), path, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func New() *Fixture {
 			return &mcp.CallToolResult{}, nil
 		})
 	f.add("toggle_extra", "Adds the tool extra, or removes it (notifications/tools/list_changed).",
-		&mcp.ToolAnnotations{IdempotentHint: true}, `{"type":"object"}`,
+		&mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(bool)}, `{"type":"object"}`,
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.ToggleExtra()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "toggled"}}}, nil
