@@ -38,13 +38,14 @@ const (
 
 // Source says where an imported tool comes from.
 type Source struct {
-	// Kind is mcp or openapi.
+	// Kind is mcp or openapi (the exports also say config or go for the
+	// tools that are not imported).
 	Kind string `json:"kind"`
 	// Dependency is the dependency that lists the tool.
-	Dependency string `json:"dependency"`
+	Dependency string `json:"dependency,omitempty"`
 	// Name is the tool's name at the source: the MCP tool name or the
 	// operationId, without the prefix.
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // ImportedTool is one tool as its source describes it, before the config's

@@ -53,7 +53,7 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 func (s *server) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
 		req, ok := r.(*mcp.CallToolRequest)
-		if method != "tools/call" || !ok || req.Params == nil || s.cfg.Tools[req.Params.Name] != nil {
+		if method != "tools/call" || !ok || req.Params == nil || s.gw.Config().Tools[req.Params.Name] != nil {
 			return next(ctx, method, r)
 		}
 		res, err := s.do(ctx, req)

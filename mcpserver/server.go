@@ -69,6 +69,7 @@ type server struct {
 
 	mu       sync.Mutex
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
+	listed   map[string]bool               // the tools the SDK server lists
 }
 
 // newServer builds the SDK server. When Options.Key does not pick a
@@ -87,12 +88,12 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}, &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       s.log,
-		// Tools only; the list never changes while the gateway runs.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// Tools only; the list changes when an MCP server that toolgate
+		// imports tools from changes its own (refresh.go).
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	for _, t := range Tools(s.cfg) {
-		s.mcp.AddTool(t, s.callTool)
-	}
+	s.syncTools(s.cfg)
+	gw.OnToolsChanged(s.syncTools)
 	s.mcp.AddReceivingMiddleware(s.unknownTools)
 	return s
 }

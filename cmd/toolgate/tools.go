@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
 )
@@ -13,10 +14,12 @@ func init() {
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "tools", "[--config FILE] [--format openai|anthropic|mcp]",
-		"toolgate tools --config toolgate.yaml --format openai > tools.json")
+	fs := flags(e, "tools", "[--config FILE] [--format openai|anthropic|mcp] [--offline]",
+		"toolgate tools --config toolgate.yaml --format openai > tools.json\n"+
+			"toolgate tools --config toolgate.yaml    # each tool's effect and source (config, go, or the MCP server it comes from)")
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	format := fs.String("format", "", "openai, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
+	offline := fs.Bool("offline", false, "do not connect to the MCP servers: list the declared tools only")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -26,6 +29,13 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	cfg, err := config.Load(*path)
 	if err != nil {
 		return err
+	}
+	if cfg.ImportsPending() && !*offline {
+		im, err := toolgate.Import(ctx, cfg, 0)
+		if err != nil {
+			return err
+		}
+		cfg = im.Config
 	}
 	list, err := export.Format(cfg, *format)
 	if err != nil {
