@@ -163,7 +163,7 @@ func TestConnectFailureIsNotDelivered(t *testing.T) {
 		t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
 		return "{url: " + strconv.Quote(srv.URL) + "}", fx
 	}}
-	b := setup(t, gone)
+	b := setup(t, gone, "breaker: {threshold: 50, cooldown: 1s}", "breaker: {threshold: 3, cooldown: 1h}")
 	srv.Listener.Close()
 	srv.CloseClientConnections()
 	res := b.call(t, "pay", `{"order_id": "ORD-1", "amount": 100}`)
@@ -172,6 +172,29 @@ func TestConnectFailureIsNotDelivered(t *testing.T) {
 	}
 	if c := b.fx.Counts(); c.Pay != 0 {
 		t.Errorf("pay reached the server %d times", c.Pay)
+	}
+	// Three failed attempts opened the server's one breaker: every tool of
+	// the server is now refused at once, nothing tried.
+	res = b.call(t, "echo", `{"text": "x"}`)
+	if res.Code() != types.CodeCircuitOpen || res.Meta.Attempts != 0 || !strings.Contains(res.Error.Message, "fx") {
+		t.Errorf("echo after the breaker opened: %s attempts=%d (%s)", res.Code(), res.Meta.Attempts, res.Observation)
+	}
+}
+
+// TestOwnerAndVerifyThroughMCP: the ownership lookup is a tool of the same
+// MCP server, judged before anything is sent.
+func TestOwnerAndVerifyThroughMCP(t *testing.T) {
+	b := setup(t, transports[0], "  pay:\n", `  pay:
+    owner: {lookup: echo, args: {text: "args.order_id"}, expect: "result.text == 'ORD-1'"}
+`)
+	if res := b.call(t, "pay", `{"order_id": "ORD-2", "amount": 5}`); res.Code() != types.CodeNotOwner {
+		t.Errorf("pay of another's order: %s (%s)", res.Code(), res.Observation)
+	}
+	if res := b.call(t, "pay", `{"order_id": "ORD-1", "amount": 5}`); !res.OK {
+		t.Errorf("pay of one's own order: %s", res.Observation)
+	}
+	if c := b.fx.Counts(); c.Pay != 1 {
+		t.Errorf("pay reached the server %d times, want 1", c.Pay)
 	}
 }
 
