@@ -147,6 +147,20 @@ func TestWriteNotResentOnTimeout(t *testing.T) {
 	}
 }
 
+// TestHonouredKeyResendsWrite: a server said to dedupe by the operation key
+// in _meta (idempotency.header set) gets a timed-out write again, with the
+// same key.
+func TestHonouredKeyResendsWrite(t *testing.T) {
+	b := setup(t, transports[0], "  slow_write:\n", "  slow_write:\n    idempotency: {key: \"w:{principal.id}\", header: _meta}\n")
+	res := b.call(t, "slow_write", `{}`)
+	if res.Meta.Attempts != 3 {
+		t.Errorf("slow_write with an honoured key: %d attempts, want 3 (%s)", res.Meta.Attempts, res.Observation)
+	}
+	if c := b.fx.Counts(); c.SlowWrite != 3 {
+		t.Errorf("slow_write reached the server %d times, want 3", c.SlowWrite)
+	}
+}
+
 // TestConnectFailureIsNotDelivered: once the server is gone, a call is
 // never written, which proves non-delivery: even a write is tried again
 // (safe) and ends connect_failed with nothing done.

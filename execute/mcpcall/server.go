@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
@@ -101,7 +102,8 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		cmd.Stderr = s.opts.Stderr
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
 	} else {
-		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1}
+		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1,
+			MaxEventSize: execute.DefaultMaxResponseBytes}
 	}
 	var conn *trackedConn
 	if s.mcp.Stdio() {
