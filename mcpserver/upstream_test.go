@@ -26,7 +26,7 @@ import (
 func TestImportedToolsServed(t *testing.T) {
 	fx := mcptest.New()
 	up := httptest.NewServer(fx.Handler())
-	t.Cleanup(func() { up.Close(); fx.CloseSessions() })
+	t.Cleanup(func() { fx.CloseSessions(); up.Close() })
 	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  fx:\n    mcp: {url: "+strconv.Quote(up.URL)+"}\n    import: {tools: [echo, pay, toggle_extra, extra]}\n"), "", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func mcpImportConfig(t *testing.T, url, extra string) string {
 func TestCheckReportsImports(t *testing.T) {
 	fx := mcptest.New()
 	srv := httptest.NewServer(fx.Handler())
-	t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
+	t.Cleanup(func() { fx.CloseSessions(); srv.Close() })
 	tests := []struct {
 		name  string
 		path  string

@@ -174,7 +174,7 @@ func TestConnectFailureIsNotDelivered(t *testing.T) {
 		srv = httptest.NewUnstartedServer(fx.Handler())
 		srv.Config.SetKeepAlivesEnabled(false)
 		srv.Start()
-		t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
+		t.Cleanup(func() { fx.CloseSessions(); srv.Close() })
 		return "{url: " + strconv.Quote(srv.URL) + "}", fx
 	}}
 	b := setup(t, gone, "breaker: {threshold: 50, cooldown: 1s}", "breaker: {threshold: 3, cooldown: 1h}")

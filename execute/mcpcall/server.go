@@ -36,13 +36,14 @@ type server struct {
 
 	connecting chan struct{} // a one-slot lock: held while connecting
 
-	mu     sync.Mutex
-	cs     *mcp.ClientSession
-	conn   *trackedConn
-	deaths int // consecutive sessions that ended, for the restart backoff
-	closed bool
-	done   chan struct{} // closed by close
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	cs        *mcp.ClientSession
+	conn      *trackedConn
+	deaths    int  // consecutive sessions that ended, for the restart backoff
+	connected bool // a session was made before: a new one is a reconnect
+	closed    bool
+	done      chan struct{} // closed by close
+	wg        sync.WaitGroup
 }
 
 func newServer(name string, m config.MCP, opts *Options) *server {
@@ -128,9 +129,16 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		return nil, nil, errClosed
 	}
 	s.cs, s.conn = cs, conn
+	again := s.connected
+	s.connected = true
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.watch(cs)
+	if again {
+		// A new session after one that ended (a restart of the process or
+		// of the HTTP server): its tools may have changed.
+		s.toolsChanged()
+	}
 	return cs, conn, nil
 }
 
@@ -178,9 +186,8 @@ func (s *server) watch(cs *mcp.ClientSession) {
 	defer ccancel()
 	if _, _, err := s.session(cctx); err != nil {
 		s.log.Warn("MCP server restart failed; the next call tries again", "dependency", s.name, "err", err)
-		return
 	}
-	s.refresh(ctx)
+	// The new session lists the tools again (connect).
 }
 
 // healthy records that the session answered: the restart backoff starts

@@ -29,7 +29,7 @@ var transports = []transport{
 	{"http", func(t *testing.T) (string, *mcptest.Fixture) {
 		fx := mcptest.New()
 		srv := httptest.NewServer(fx.Handler())
-		t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
+		t.Cleanup(func() { fx.CloseSessions(); srv.Close() })
 		return "{url: " + strconv.Quote(srv.URL) + "}", fx
 	}},
 	{"stdio", func(t *testing.T) (string, *mcptest.Fixture) {
