@@ -208,7 +208,7 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 			if !selects(patterns, it.Name) {
 				continue
 			}
-			name := d.Import.Prefix + it.Name
+			name := ImportedName(d.Import.Prefix, it.Name)
 			if _, declared := c.Tools[name]; declared {
 				continue // declared in full: the config wins outright
 			}
@@ -254,6 +254,23 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 		return &n, errors.Join(errs...)
 	}
 	return &n, nil
+}
+
+// ImportedName is the name a source's tool gets: the prefix, then the
+// source's name with every character a model API refuses in a tool name
+// (anything but letters, digits, _ and -; MCP also allows . and /) made _,
+// at most 64 characters. The source's own name stays in Tool.Source.
+func ImportedName(prefix, name string) string {
+	b := []byte(prefix + name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
 }
 
 // override sets on t every key the config's entry gives (a non-zero

@@ -19,6 +19,20 @@ var paymentsTools = []ImportedTool{
 	{Name: "set_note", Description: "Set a note.", Effect: types.EffectIdempotent},
 }
 
+func TestImportedName(t *testing.T) {
+	tests := []struct{ prefix, name, want string }{
+		{"", "get_order", "get_order"},
+		{"fs_", "read_file", "fs_read_file"},
+		{"", "github.search/issues", "github_search_issues"},
+		{"x_", strings.Repeat("a", 80), "x_" + strings.Repeat("a", 62)},
+	}
+	for _, tt := range tests {
+		if got := ImportedName(tt.prefix, tt.name); got != tt.want {
+			t.Errorf("ImportedName(%q, %q) = %q, want %q", tt.prefix, tt.name, got, tt.want)
+		}
+	}
+}
+
 var fileTools = []ImportedTool{
 	{Name: "read_file", Description: "Read a file.", Effect: types.EffectRead},
 	{Name: "read_dir", Description: "List a directory.", Effect: types.EffectRead},

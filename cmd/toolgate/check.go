@@ -63,7 +63,7 @@ func printImports(e *env, im *toolgate.Imports) {
 	for _, dep := range im.Config.ImportingDependencies() {
 		var brought, left []string
 		for _, it := range im.Lists[dep] {
-			name := im.Config.Dependencies[dep].Import.Prefix + it.Name
+			name := config.ImportedName(im.Config.Dependencies[dep].Import.Prefix, it.Name)
 			t := im.Config.Tools[name]
 			if t == nil || t.Source == nil || t.Source.Dependency != dep {
 				left = append(left, it.Name)
