@@ -112,6 +112,15 @@ func (d *Dependency) sourceKind() string {
 	return ""
 }
 
+// checkImport checks that an import has a source to import from. (The
+// OpenAPI source adds itself here.)
+func (d *Dependency) checkImport() []*Problem {
+	if d.Import == nil || d.MCP != nil {
+		return nil
+	}
+	return []*Problem{{Key: "import", Why: "has nothing to import from: give the dependency an mcp: section ({url: ...} or {command: [...]})"}}
+}
+
 // HasImports reports whether some dependency imports tools.
 func (c *Config) HasImports() bool {
 	for _, d := range c.Dependencies {

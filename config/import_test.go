@@ -145,6 +145,7 @@ func TestMCPDependencyProblems(t *testing.T) {
 		{"both", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\", command: [x]}}\n", "give either url"},
 		{"bad url", "dependencies:\n  m: {mcp: {url: \"ftp://x\"}}\n", "dependencies.m.mcp.url"},
 		{"env on http", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\", env: {A: b}}}\n", "dependencies.m.mcp.env"},
+		{"import without a source", "dependencies:\n  m: {base_url: \"http://127.0.0.1:1\", import: {tools: [\"*\"]}}\n", "dependencies.m.import: has nothing to import from"},
 		{"request on an MCP tool", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\"}}", "tools.t.request: an MCP tool"},
 	}
 	for _, tt := range tests {
