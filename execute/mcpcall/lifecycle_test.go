@@ -98,7 +98,7 @@ func TestHTTPServerRestartSurvived(t *testing.T) {
 	}))
 	restarted := mcptest.New()
 	t.Cleanup(func() { first.CloseSessions(); restarted.CloseSessions(); srv.Close() })
-	tr := transport{"http", func(*testing.T) (string, *mcptest.Fixture) { return "{url: " + strconv.Quote(srv.URL) + "}", nil }}
+	tr := transport{"http", func(testing.TB) (string, *mcptest.Fixture) { return "{url: " + strconv.Quote(srv.URL) + "}", nil }}
 	b := setup(t, tr)
 	if res := b.call(t, "echo", `{"text": "before"}`); !res.OK {
 		t.Fatalf("echo: %s", res.Observation)

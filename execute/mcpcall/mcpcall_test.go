@@ -166,7 +166,7 @@ func TestHonouredKeyResendsWrite(t *testing.T) {
 // (safe) and ends connect_failed with nothing done.
 func TestConnectFailureIsNotDelivered(t *testing.T) {
 	var srv *httptest.Server
-	gone := transport{"http", func(t *testing.T) (string, *mcptest.Fixture) {
+	gone := transport{"http", func(t testing.TB) (string, *mcptest.Fixture) {
 		fx := mcptest.New()
 		// No keep-alive: a POST then always dials, so that a server that is
 		// gone is a refused connection, not a pooled one that breaks after

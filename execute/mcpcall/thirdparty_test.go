@@ -89,7 +89,7 @@ func wantEffect(a *mcp.ToolAnnotations) types.Effect {
 
 // stdioServer is a transport that runs command (no in-process fixture).
 func stdioServer(command ...string) transport {
-	return transport{"stdio", func(*testing.T) (string, *mcptest.Fixture) {
+	return transport{"stdio", func(testing.TB) (string, *mcptest.Fixture) {
 		quoted := make([]string, len(command))
 		for i, c := range command {
 			quoted[i] = strconv.Quote(c)
