@@ -172,6 +172,9 @@ func (c *Config) Normalize() error {
 		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
 			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
 		}
+		for _, e := range d.checkImport() {
+			bad(key+joinKey(e.Key), "%s", e.Why)
+		}
 		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
 		if d.Breaker.Threshold == 0 {
 			d.Breaker.Threshold = DefaultBreakerThreshold

@@ -16,3 +16,7 @@ if ! have_chromium; then
 		echo "ensure-tools: chromium is missing; install Debian's chromium package to run the dashboard test" >&2
 	fi
 fi
+
+# The reference MCP servers from npm (execute/mcpcall's third-party tests).
+bash "$(dirname "$0")/install-mcp-servers.sh" ||
+	echo "ensure-tools: installing the reference MCP servers failed; execute/mcpcall's third-party tests will fail" >&2
