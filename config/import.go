@@ -307,6 +307,7 @@ func (t *Tool) clone() *Tool {
 		c.Request = &r
 	}
 	c.Rules = slices.Clone(t.Rules)
+	c.Quotas = slices.Clone(t.Quotas)
 	if t.Owner != nil {
 		o := *t.Owner
 		c.Owner = &o
