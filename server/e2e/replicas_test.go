@@ -93,9 +93,10 @@ func replicaStore(t *testing.T) (*postgres.Store, string) {
 	return st, u.String()
 }
 
-// replicaRefundKey is the operation key replicaYAML's template makes.
+// replicaRefundKey is the operation key replicaYAML's template makes, as
+// the ledger stores it: scoped to the key that owns the run (support-bot).
 func replicaRefundKey(order string, amount int64, run string) string {
-	return fmt.Sprintf("refund:%s:%d:%s", order, amount, run)
+	return fmt.Sprintf("support-bot/refund:%s:%d:%s", order, amount, run)
 }
 
 // replicaPoll polls cond until it holds, failing after timeout: the replicas
