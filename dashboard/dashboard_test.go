@@ -72,7 +72,8 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 			Timeout: config.Timeout{Read: config.Duration(2 * time.Second)}, Func: latency(40 * time.Millisecond)},
 		"issue_refund": {Description: "Refund an order.", Effect: types.EffectWrite, InputSchema: schema,
 			Timeout: config.Timeout{Read: config.Duration(time.Second)}, Func: latency(930 * time.Millisecond),
-			Rules: []config.Rule{{Deny: "args.n >= 1000", Approval: true, Message: "Refunds of 1000 or more need a person's approval; wait for it."}}},
+			Rules:  []config.Rule{{Deny: "args.n >= 1000", Approval: true, Message: "Refunds of 1000 or more need a person's approval; wait for it."}},
+			Quotas: []config.Quota{{Name: "refunds_per_customer", Limit: 100, Window: config.Duration(time.Hour)}}},
 	}}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
@@ -228,6 +229,15 @@ func TestDashboardInChromium(t *testing.T) {
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		fail("screenshot", err)
+	}
+
+	// The quota's use: 30 refunds of cust_42 out of 100.
+	quotaRow, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#quotas tbody tr`)))
+	if err != nil {
+		fail("quotas panel", err)
+	}
+	if !strings.Contains(quotaRow, "refunds_per_customer") || !strings.Contains(quotaRow, "cust_42") || !strings.Contains(quotaRow, "70") {
+		t.Errorf("quotas panel: %q, want refunds_per_customer for cust_42, 30 used, 70 left", quotaRow)
 	}
 
 	// The waiting approval is listed; Approve asks for a name and decides.

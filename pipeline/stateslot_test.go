@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -294,5 +295,53 @@ func TestUpdatersShareTheSlot(t *testing.T) {
 	}
 	if res := <-judged; res.Code() != "over_limit" {
 		t.Fatalf("judged call: %s, want over_limit against the state both updates left: %s", res.Code(), res.Observation)
+	}
+}
+
+// TestJudgedAgainUnderTheSlot: a call judged against a run read before
+// another call committed is judged again once it holds the slot; refused
+// then, the operation it had begun is deleted (and its quota released),
+// and nothing is sent.
+func TestJudgedAgainUnderTheSlot(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	for name, open := range limitStores(t, clk) {
+		t.Run(name, func(t *testing.T) {
+			var sent atomic.Int64
+			fn := func(ctx context.Context, args json.RawMessage) (any, error) {
+				sent.Add(1)
+				return map[string]any{"refund_id": "rf"}, nil
+			}
+			cfg := limitConfig(fn, func(t *config.Tool) {
+				t.Quotas = []config.Quota{{Name: "per_customer", Limit: 10, Window: config.Duration(time.Hour)}}
+			})
+			gw := openLimitGateway(t, cfg, open(t), clk)
+			run, _ := gw.StartRun(context.Background(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_42"}})
+			stale, err := gw.Store().GetRun(context.Background(), run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := gw.Call(context.Background(), run.ID, "issue_refund", map[string]any{"order_id": "ORD-1", "amount_paise": 400000}); !res.OK {
+				t.Fatalf("first: %s", res.Observation)
+			}
+			// Judged against the stale run (refunded 0), 200000 passes; under
+			// the slot, against 400000, it does not.
+			call := &types.Call{RunID: run.ID, Tool: "issue_refund", Args: json.RawMessage(`{"order_id":"ORD-2","amount_paise":200000}`), CallID: "c2"}
+			res, err := gw.Pipeline().CallRun(context.Background(), call, stale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code() != "over_limit" || res.Meta.SideEffect != types.SideEffectNone || sent.Load() != 1 {
+				t.Fatalf("second: %s side effect %s, %d sent; want over_limit, none, 1 sent: %s", res.Code(), res.Meta.SideEffect, sent.Load(), res.Observation)
+			}
+			if key := res.Meta.IdempotencyKey; key == "" {
+				t.Error("the refusal names no operation key")
+			} else if _, err := gw.Store().GetOperation(context.Background(), key); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the refused call's operation is still in the ledger: %v", err)
+			}
+			uses, _ := gw.QuotaUsage(context.Background())
+			if len(uses) != 1 || uses[0].Used != 1 {
+				t.Errorf("quota use %+v, want 1 (the refused call's released)", uses)
+			}
+		})
 	}
 }

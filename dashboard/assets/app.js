@@ -168,6 +168,20 @@
     }
   }
 
+  function renderQuotas(list) {
+    const body = $("#quotas tbody");
+    body.replaceChildren();
+    if (!list) { body.append(el("tr", {}, el("td", { colspan: "7", class: "empty", text: "Only an operator key (approver) sees quotas." }))); return; }
+    if (list.length === 0) { body.append(el("tr", {}, el("td", { colspan: "7", class: "empty", text: "No quota is in use." }))); return; }
+    for (const q of list) {
+      body.append(el("tr", {},
+        el("td", { text: q.quota }), el("td", { text: q.key }),
+        el("td", { class: "num", text: String(q.used) }), el("td", { class: "num", text: String(q.limit) }),
+        el("td", {}, el("span", { class: "badge " + (q.left > 0 ? "ok" : "bad"), text: String(q.left) })),
+        el("td", { text: q.window }), el("td", { text: new Date(q.next_free_at).toLocaleString() })));
+    }
+  }
+
   function runLink(id) {
     return el("button", { class: "run", type: "button", "data-run": id, onclick: () => openRun(id), text: id });
   }
@@ -236,6 +250,8 @@
       renderDeps(stats.dependencies, breakers.breakers || []);
       const appr = await api("/v1/approvals?status=pending").then((a) => a.approvals || []).catch(() => null);
       renderApprovals(appr);
+      const quotas = await api("/v1/quotas").then((a) => a.quotas || []).catch(() => null);
+      renderQuotas(quotas);
       const q = new URLSearchParams({ limit: "50" });
       if ($("#f-tool").value) q.set("tool", $("#f-tool").value);
       if ($("#f-run").value.trim()) q.set("run", $("#f-run").value.trim());

@@ -1,5 +1,5 @@
 // Package whatif re-judges recorded calls under another configuration:
-// validation, permission and rules, offline. Nothing is executed and no
+// validation, permission, rules and quotas, offline. Nothing is executed and no
 // dependency is called, so the ownership lookup (which needs one) is not
 // re-run; a call refused by ownership keeps that verdict.
 package whatif
@@ -89,40 +89,58 @@ func Judge(ctx context.Context, st store.Store, cfg *config.Config, scope Scope)
 		byRun[r.RunID] = append(byRun[r.RunID], r)
 	}
 	rep := &Report{Changes: []Change{}}
+	var all []*judged
 	for _, runID := range order {
 		run, err := st.GetRun(ctx, runID)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", runID, err)
 		}
-		changes, judged, err := judgeRun(v, run, byRun[runID])
+		items, err := judgeRun(v, run, byRun[runID])
 		if err != nil {
 			return nil, err
 		}
-		rep.Judged += judged
-		rep.Changes = append(rep.Changes, changes...)
+		rep.Judged += len(items)
+		all = append(all, items...)
+	}
+	// Quotas span runs: they are judged over every run's calls at once.
+	judgeQuotas(all)
+	for _, j := range all {
+		if j.now.Allowed != j.was.Allowed {
+			r := j.row
+			rep.Changes = append(rep.Changes, Change{RunID: j.run.ID, Step: r.Step, CallID: r.CallID, Tool: r.Tool,
+				Args: r.Args, At: r.FinishedAt, Was: j.was, Now: j.now})
+		}
 	}
 	return rep, nil
 }
 
+// judged is one recorded call judged again.
+type judged struct {
+	run      *types.Run
+	row      types.Execution
+	was, now Verdict
+	// checked is the call as the new config checks it (nil when it did
+	// not get that far).
+	checked *validate.Checked
+}
+
 // judgeRun replays the run's state patches in commit order, so each call is
 // judged against the state it saw.
-func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]Change, int, error) {
+func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]*judged, error) {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Version < rows[j].Version })
 	st := run.InitialState
-	var changes []Change
-	judged := 0
+	var out []*judged
 	for _, r := range rows {
 		was := recorded(r)
-		if r.Replayed || r.Code == types.CodeStepBudgetExhausted {
-			// A replay was judged with its original; a budget refusal is not
-			// the config's.
+		if r.Replayed || r.Code == types.CodeStepBudgetExhausted || r.Code == types.CodeRunBusy {
+			// A replay was judged with its original; a budget refusal or a
+			// wait for the run's state-writer slot is not the config's.
 		} else {
-			judged++
 			decoded, err := state.Decode(st)
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
-			_, refusal := v.Check(&validate.Input{Tool: r.Tool, Args: r.Args, Principal: &run.Principal,
+			checked, refusal := v.Check(&validate.Input{Tool: r.Tool, Args: r.Args, Principal: &run.Principal,
 				State: decoded, RunID: run.ID, CallID: r.CallID, Key: run.Owner})
 			now := Verdict{Allowed: true}
 			switch {
@@ -136,18 +154,71 @@ func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]
 			case was.Code == types.CodeNotOwner:
 				now = was // ownership is not re-checked offline
 			}
-			if now.Allowed != was.Allowed {
-				changes = append(changes, Change{RunID: run.ID, Step: r.Step, CallID: r.CallID, Tool: r.Tool,
-					Args: r.Args, At: r.FinishedAt, Was: was, Now: now})
-			}
+			out = append(out, &judged{run: run, row: r, was: was, now: now, checked: checked})
 		}
 		next, err := state.ApplyRaw(st, r.StatePatch)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		st = next
 	}
-	return changes, judged, nil
+	return out, nil
+}
+
+// judgeQuotas judges the new config's quotas over the calls it allows, in
+// the order they were admitted, each reservation sliding out of its
+// window as it would have. A call the dependency refused or that was never
+// delivered released its use; a call that was refused before (and so
+// never ran) is assumed to have used it.
+func judgeQuotas(all []*judged) {
+	sorted := append([]*judged(nil), all...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].row.StartedAt.Before(sorted[j].row.StartedAt) })
+	type use struct {
+		at     time.Time
+		amount int64
+	}
+	windows := map[[2]string][]use{}
+	for _, j := range sorted {
+		if !j.now.Allowed || j.checked == nil || j.checked.Tool.Effect != types.EffectWrite || len(j.checked.Tool.Quotas) == 0 {
+			continue
+		}
+		uses, err := j.checked.QuotaUses()
+		if err != nil {
+			j.now = Verdict{Code: validate.CodeRuleError, Message: err.Error()}
+			continue
+		}
+		at := j.row.StartedAt
+		for _, u := range uses {
+			var used int64
+			for _, w := range windows[[2]string{u.Quota.Name, u.Key}] {
+				if w.at.After(at.Add(-u.Quota.Window)) {
+					used += w.amount
+				}
+			}
+			if used+u.Amount > u.Quota.Limit {
+				j.now = Verdict{Code: types.CodeQuotaExceeded, Rule: "quota " + u.Quota.Name,
+					Message: fmt.Sprintf("Quota %s for %s: %d of %d used in the last %s; this call needs %d.",
+						u.Quota.Name, u.Key, used, u.Quota.Limit, u.Quota.Window, u.Amount)}
+				break
+			}
+		}
+		if !j.now.Allowed || released(j) {
+			continue
+		}
+		for _, u := range uses {
+			k := [2]string{u.Quota.Name, u.Key}
+			windows[k] = append(windows[k], use{at: at, amount: u.Amount})
+		}
+	}
+}
+
+// released reports whether the recorded call gave its quota use back: it
+// ran and provably did nothing.
+func released(j *judged) bool {
+	if !j.was.Allowed {
+		return false
+	}
+	return j.row.Code != types.CodeOK && j.row.SideEffect == types.SideEffectNone
 }
 
 // recorded is the verdict a row records: a call refused before it was

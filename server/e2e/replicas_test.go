@@ -93,7 +93,8 @@ func replicaStore(t *testing.T) (*postgres.Store, string) {
 	return st, u.String()
 }
 
-// replicaRefundKey is the operation key replicaYAML's template makes.
+// replicaRefundKey is the operation key replicaYAML's template makes, as
+// the ledger stores it: scoped to the key that owns the run (support-bot).
 func replicaRefundKey(order string, amount int64, run string) string {
 	// The ledger keeps it scoped to the run's key (types.Run.ScopeOperationKey).
 	return fmt.Sprintf("support-bot/refund:%s:%d:%s", order, amount, run)
