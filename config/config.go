@@ -115,6 +115,12 @@ type Dependency struct {
 	// MCP, when set, makes this dependency an MCP server (see mcp.go); its
 	// base_url is then unused.
 	MCP *MCP `yaml:"mcp" json:"mcp,omitempty"`
+	// OpenAPI, when set, is an OpenAPI 3.0 or 3.1 document (JSON or YAML)
+	// describing this dependency's HTTP API: a file path, relative to the
+	// config file's directory, or an http(s) URL. Its operations become
+	// tools (see import.go and package config/openapi); the calls go to
+	// base_url. Default: none.
+	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
 	// Import brings the source's tools in (see import.go).
 	Import *Import `yaml:"import" json:"import,omitempty"`
 }
@@ -212,6 +218,11 @@ type Request struct {
 	// are not sent again; GET and DELETE send the rest as the query string,
 	// other methods as a JSON body.
 	Path string `yaml:"path" json:"path"`
+	// Params, when set (tools imported from an OpenAPI document), places
+	// every argument where the document says: the path, the query, a
+	// header or the JSON body (see Param). Arguments are then never placed
+	// by name or by method. Never read from YAML.
+	Params map[string]Param `yaml:"-" json:"params,omitempty"`
 }
 
 // Timeout bounds each phase of one attempt.

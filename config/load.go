@@ -167,6 +167,9 @@ func (c *Config) Normalize() error {
 		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
 			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
 		}
+		for _, e := range d.normalizeOpenAPI(c.dir()) {
+			bad(key+joinKey(e.Key), "%s", e.Why)
+		}
 		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
 		if d.Breaker.Threshold == 0 {
 			d.Breaker.Threshold = DefaultBreakerThreshold
@@ -285,6 +288,10 @@ func (t *Tool) normalize(c *Config) []*Problem {
 			case "":
 				t.Request.Method = "POST"
 			case "GET", "POST", "PUT", "PATCH", "DELETE":
+			case "HEAD":
+				if t.Request.Params == nil {
+					bad("request.method", "HEAD is supported for operations imported from an OpenAPI document only")
+				}
 			default:
 				bad("request.method", "%q is not supported (GET, POST, PUT, PATCH, DELETE)", t.Request.Method)
 			}

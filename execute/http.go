@@ -127,9 +127,9 @@ func (h *HTTP) transport(dep *config.Dependency) *http.Transport {
 // Do sends one request and reads the whole answer, within the tool's
 // connect and read timeouts.
 func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
-	built, err := buildRequest(a)
+	built, placed, err := buildFor(a)
 	if err != nil {
-		return nil, invalidRequest(a, err.Error())
+		return nil, buildFailure(a, err)
 	}
 	dep := dependencyName(a, built.url)
 
@@ -152,6 +152,7 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	if err != nil {
 		return nil, invalidRequest(a, err.Error())
 	}
+	setPlacedHeaders(req, a, placed)
 	h.setHeaders(req, a, built.body != nil)
 
 	resp, err := h.transport(a.Dependency).RoundTrip(req)

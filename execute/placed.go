@@ -1,0 +1,244 @@
+package execute
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/types"
+)
+
+// placementError is an argument that cannot be placed where the
+// operation says (a path segment that would be ".", ".." or empty, a
+// header value with control characters): the call is refused
+// invalid_argument and nothing is sent.
+type placementError struct {
+	arg, why string
+}
+
+func (e *placementError) Error() string { return fmt.Sprintf("argument %s: %s", e.arg, e.why) }
+
+// buildFailure is the Failure of a request that could not be built: an
+// argument that cannot be placed is invalid_argument (the model can fix
+// it), anything else toolgate's own fault.
+func buildFailure(a *Attempt, err error) *Failure {
+	var pe *placementError
+	if errors.As(err, &pe) {
+		return &Failure{
+			Kind:    KindInvalidRequest,
+			Code:    types.CodeInvalidArgument,
+			Message: fmt.Sprintf("%s cannot be sent: %s; nothing was sent", pe.arg, pe.why),
+			Err:     err,
+		}
+	}
+	return invalidRequest(a, err.Error())
+}
+
+// buildFor builds the attempt's request: by the placement of an imported
+// OpenAPI operation when it has one, else by the tool's path template
+// (buildRequest). The headers are those placed arguments set.
+func buildFor(a *Attempt) (builtRequest, []header, error) {
+	if a.Tool != nil && a.Dependency != nil && a.Tool.Request != nil && a.Tool.Request.Params != nil {
+		return buildPlacedRequest(a)
+	}
+	built, err := buildRequest(a)
+	return built, nil, err
+}
+
+// buildPlacedRequest builds the request of a tool imported from an
+// OpenAPI document: every argument goes where Request.Params says, never
+// by its name or the method. Path values are escaped one segment each
+// (url.PathEscape), query values with url.Values (arrays as repeated
+// keys, objects as compact JSON), body arguments into one JSON object (or
+// as the whole body). Arguments the placement does not name are refused:
+// validation keeps them out, so one here is toolgate's fault.
+func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
+	req := a.Tool.Request
+	method := strings.ToUpper(req.Method)
+	base, err := url.Parse(a.Dependency.BaseURL)
+	if err != nil {
+		return builtRequest{}, nil, fmt.Errorf("bad base URL: %w", err)
+	}
+	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return builtRequest{}, nil, fmt.Errorf("base URL %q is not an http or https URL", a.Dependency.BaseURL)
+	}
+	byName := map[string]string{} // document path parameter -> argument
+	query := url.Values{}
+	var headers []header
+	body := map[string]any{}
+	var whole any
+	hasWhole, sendBody := false, false
+	for _, arg := range slices.Sorted(maps.Keys(a.Args)) {
+		v := a.Args[arg]
+		p, ok := req.Params[arg]
+		if !ok {
+			return builtRequest{}, nil, fmt.Errorf("argument %q has no place in the request", arg)
+		}
+		switch p.In {
+		case config.InPath:
+			byName[p.Name] = arg
+		case config.InQuery:
+			if v == nil {
+				continue
+			}
+			if err := addQuery(query, p.Name, v); err != nil {
+				return builtRequest{}, nil, &placementError{arg: arg, why: err.Error()}
+			}
+		case config.InHeader:
+			if v == nil {
+				continue
+			}
+			text, err := scalarText(v)
+			if err != nil {
+				return builtRequest{}, nil, err
+			}
+			if why := headerProblem(text); why != "" {
+				return builtRequest{}, nil, &placementError{arg: arg, why: why}
+			}
+			headers = append(headers, header{p.Name, text})
+		case config.InBody:
+			sendBody = true
+			if p.Name == "" {
+				whole, hasWhole = v, true
+			} else {
+				body[p.Name] = v
+			}
+		default:
+			return builtRequest{}, nil, fmt.Errorf("argument %q is placed in %q", arg, p.In)
+		}
+	}
+	for _, p := range req.Params {
+		if p.In == config.InBody && p.Required {
+			sendBody = true
+		}
+	}
+	path, err := placePath(req.Path, a.Args, byName)
+	if err != nil {
+		return builtRequest{}, nil, err
+	}
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + path.decoded
+	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path.escaped
+	u.Fragment, u.RawFragment = "", ""
+	u.RawQuery = strings.Join(slices.DeleteFunc([]string{base.RawQuery, query.Encode()}, func(q string) bool { return q == "" }), "&")
+	built := builtRequest{method: method, url: u.String()}
+	if sendBody {
+		var v any = body
+		if hasWhole {
+			v = whole
+		}
+		if built.body, err = marshalCanonical(v); err != nil {
+			return builtRequest{}, nil, fmt.Errorf("encoding the body: %w", err)
+		}
+	}
+	return built, headers, nil
+}
+
+// header is one header a placed argument sets.
+type header struct{ name, value string }
+
+// placedPath is a path with its values placed, in both forms a URL keeps.
+type placedPath struct{ decoded, escaped string }
+
+// placePath replaces each {name} of the template with its argument,
+// escaped with url.PathEscape so that it stays one segment. A segment
+// holding a value may not end up ".", ".." or empty: a server or proxy
+// that normalises dot segments would serve another resource.
+func placePath(template string, args map[string]any, byName map[string]string) (placedPath, error) {
+	var dec, esc strings.Builder
+	for i, seg := range strings.Split(template, "/") {
+		if i > 0 {
+			dec.WriteByte('/')
+			esc.WriteByte('/')
+		}
+		var segDec, segEsc strings.Builder
+		placed := ""
+		rest := seg
+		for {
+			open := strings.IndexByte(rest, '{')
+			if open < 0 {
+				segDec.WriteString(rest)
+				segEsc.WriteString(rest)
+				break
+			}
+			end := strings.IndexByte(rest[open:], '}')
+			if end < 0 {
+				return placedPath{}, fmt.Errorf("path %q has an unclosed {", template)
+			}
+			name := rest[open+1 : open+end]
+			arg, ok := byName[name]
+			if !ok {
+				return placedPath{}, fmt.Errorf("the path %q needs its parameter %q, which the call did not supply", template, name)
+			}
+			text, err := scalarText(args[arg])
+			if err != nil {
+				return placedPath{}, fmt.Errorf("path argument %q: %w", arg, err)
+			}
+			segDec.WriteString(rest[:open])
+			segEsc.WriteString(rest[:open])
+			segDec.WriteString(text)
+			segEsc.WriteString(url.PathEscape(text))
+			placed = arg
+			rest = rest[open+end+1:]
+		}
+		if placed != "" {
+			switch s := segDec.String(); s {
+			case "", ".", "..":
+				return placedPath{}, &placementError{arg: placed, why: fmt.Sprintf("it would make the path segment %q (empty, . or ..), which names another resource than the one meant", s)}
+			}
+		}
+		dec.WriteString(segDec.String())
+		esc.WriteString(segEsc.String())
+	}
+	return placedPath{decoded: dec.String(), escaped: esc.String()}, nil
+}
+
+// addQuery adds one query argument: a scalar as its literal, an array as
+// the key repeated (OpenAPI's default form style), an object as compact
+// JSON.
+func addQuery(q url.Values, name string, v any) error {
+	if list, ok := v.([]any); ok {
+		for _, item := range list {
+			text, err := scalarText(item)
+			if err != nil {
+				return err
+			}
+			q.Add(name, text)
+		}
+		return nil
+	}
+	text, err := scalarText(v)
+	if err != nil {
+		return err
+	}
+	q.Add(name, text)
+	return nil
+}
+
+// headerProblem says why a value cannot be a header value: control
+// characters (CR and LF would split the header), "" when it can.
+func headerProblem(v string) string {
+	for _, r := range v {
+		if (r < 0x20 && r != '\t') || r == 0x7f {
+			return fmt.Sprintf("a header value may not hold control characters (found %q)", r)
+		}
+	}
+	return ""
+}
+
+// setPlacedHeaders sets the headers placed arguments give. Set before the
+// dependency's own headers (which then win: credentials come from the
+// config), and never the operation key's header.
+func setPlacedHeaders(req *http.Request, a *Attempt, headers []header) {
+	for _, h := range headers {
+		if key := a.Tool.Idempotency.Header; key != "" && strings.EqualFold(h.name, key) {
+			continue
+		}
+		req.Header.Set(h.name, h.value)
+	}
+}
