@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/execute/mcpcall"
 )
 
-// DefaultImportTimeout bounds connecting to the MCP servers and listing
-// their tools when a gateway opens.
+// DefaultImportTimeout bounds reading the OpenAPI documents, connecting
+// to the MCP servers and listing their tools when a gateway opens.
 const DefaultImportTimeout = 30 * time.Second
 
-// upstreams is the gateway's side of its MCP servers: the pool that calls
-// them and what is needed to merge a refreshed tool list.
+// upstreams is the gateway's side of its imported tools: the pool that
+// calls its MCP servers (nil without any) and what is needed to merge a
+// refreshed tool list (the OpenAPI documents' tools stay as read at Open).
 type upstreams struct {
 	pool *mcpcall.Pool
 	http *execute.HTTP
@@ -35,26 +37,36 @@ type upstreams struct {
 // returns the executor that calls them. Without MCP servers it returns cfg
 // and exec unchanged.
 func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Options, exec execute.Executor) (*config.Config, execute.Executor, error) {
-	if !mcpcall.HasMCP(cfg) {
+	hasMCP := mcpcall.HasMCP(cfg)
+	if !hasMCP && !openapi.Has(cfg) {
 		return cfg, exec, nil
 	}
 	u := &upstreams{base: cfg, hook: opts.ToolsRefreshed}
-	u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+	if hasMCP {
+		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+	}
 	if cfg.ImportsPending() {
 		timeout := opts.ImportTimeout
 		if timeout <= 0 {
 			timeout = DefaultImportTimeout
 		}
 		ictx, cancel := context.WithTimeout(ctx, timeout)
-		lists, err := u.pool.Import(ictx, cfg)
+		lists, err := importOpenAPI(ictx, cfg)
+		if err == nil && hasMCP {
+			var mcpLists map[string][]config.ImportedTool
+			if mcpLists, err = u.pool.Import(ictx, cfg); err != nil {
+				err = fmt.Errorf("toolgate: importing MCP tools: %w", err)
+			}
+			maps.Copy(lists, mcpLists)
+		}
 		cancel()
 		if err != nil {
-			u.pool.Close()
-			return nil, nil, fmt.Errorf("toolgate: importing MCP tools: %w", err)
+			u.close()
+			return nil, nil, err
 		}
 		merged, err := cfg.Imported(lists)
 		if err != nil {
-			u.pool.Close()
+			u.close()
 			return nil, nil, err
 		}
 		u.mu.Lock()
@@ -62,7 +74,7 @@ func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Op
 		u.mu.Unlock()
 		cfg = merged
 	}
-	if exec == nil {
+	if exec == nil && hasMCP {
 		u.http = execute.NewHTTP(execute.HTTPOptions{Clock: opts.Clock})
 		exec = &execute.Router{HTTP: u.http, MCP: u.pool}
 	}
@@ -108,7 +120,9 @@ func (u *upstreams) changed(dep string, tools []config.ImportedTool) {
 
 // close stops the pool (and every stdio server).
 func (u *upstreams) close() {
-	u.pool.Close()
+	if u.pool != nil {
+		u.pool.Close()
+	}
 	if u.http != nil {
 		u.http.Close()
 	}

@@ -59,7 +59,12 @@ func (d *Dependency) normalizeOpenAPI(dir string) []*Problem {
 			bad("openapi", "%q is not a valid URL", d.OpenAPI)
 		}
 	} else if dir != "" && !filepath.IsAbs(d.OpenAPI) {
-		d.OpenAPI = filepath.Join(dir, d.OpenAPI)
+		// Absolute at once, so that normalizing again changes nothing.
+		p := filepath.Join(dir, d.OpenAPI)
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		d.OpenAPI = p
 	}
 	if d.Import == nil {
 		d.Import = &Import{}
