@@ -67,6 +67,9 @@ type ToolgateTool struct {
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
 	// VerifyWith names the read tool that settles an unknown outcome.
 	VerifyWith string `json:"verify_with,omitempty"`
+	// Source says where an imported tool comes from (an MCP server, an
+	// OpenAPI document's operation); absent for a tool the config declares.
+	Source *config.Source `json:"source,omitempty"`
 }
 
 // Toolgate returns every tool in toolgate's own shape.
@@ -79,6 +82,10 @@ func Toolgate(cfg *config.Config) []ToolgateTool {
 		}
 		if t.Verify != nil {
 			tt.VerifyWith = t.Verify.Lookup
+		}
+		if t.Source != nil {
+			src := *t.Source
+			tt.Source = &src
 		}
 		out = append(out, tt)
 	}

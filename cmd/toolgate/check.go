@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/validate"
 )
@@ -21,6 +22,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg, err := config.Load(*path)
+	var reports []*openapi.Report
+	if err == nil {
+		cfg, reports, err = importOffline(ctx, cfg)
+	}
+	writeReports(e.stdout, reports)
 	if err == nil {
 		var env *expr.Env
 		if env, err = expr.NewEnv(); err == nil {

@@ -30,6 +30,9 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg, _, err = importOffline(ctx, cfg); err != nil {
+		return err
+	}
 	if *key != "" {
 		if cfg, err = keyView(cfg, *key); err != nil {
 			return err

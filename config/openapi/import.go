@@ -65,10 +65,28 @@ func ImportAll(ctx context.Context, cfg *config.Config, opts Options) (map[strin
 			continue
 		}
 		lists[name] = doc.Tools
+		shadowed(cfg, d, doc)
 		reports = append(reports, doc.Report)
 		errs = append(errs, unknownOperations(cfg, name, d, doc)...)
 	}
 	return lists, reports, errors.Join(errs...)
+}
+
+// shadowed adds to the report the selected operations whose tool name
+// (with the prefix) a tool declared in full in tools: already has: the
+// declared tool wins, and the operation is not imported.
+func shadowed(cfg *config.Config, d *config.Dependency, doc *Document) {
+	for _, t := range doc.Tools {
+		if !d.Import.Selects(config.SourceOpenAPI, sourceName(t)) {
+			continue
+		}
+		name := d.Import.Prefix + t.Name
+		if cfg.Tools[name] == nil {
+			continue
+		}
+		doc.Report.Imported--
+		doc.Report.Collisions = append(doc.Report.Collisions, Collision{Name: name, Operations: []string{sourceName(t), "tools." + name}, Kept: "tools." + name})
+	}
 }
 
 // unknownOperations are the import's names (not globs) that name no
@@ -153,7 +171,7 @@ func Load(ctx context.Context, d *config.Dependency, opts Options) (*Document, e
 			if first, taken := owner[t.Name]; taken {
 				col := collisions[t.Name]
 				if col == nil {
-					col = &Collision{Name: t.Name, Operations: []string{first}}
+					col = &Collision{Name: t.Name, Operations: []string{first}, Kept: first}
 					collisions[t.Name] = col
 				}
 				col.Operations = append(col.Operations, o.label())

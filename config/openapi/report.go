@@ -37,8 +37,12 @@ type Skipped struct {
 
 // Collision is one tool name that several operations map to.
 type Collision struct {
-	Name       string   `json:"name"`
+	// Name is the tool name.
+	Name string `json:"name"`
+	// Operations are the operations (and the declared tool) that have it.
 	Operations []string `json:"operations"`
+	// Kept is the one that keeps the name.
+	Kept string `json:"kept"`
 }
 
 // Write prints the report as toolgate check shows it: one summary line,
@@ -50,6 +54,6 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "    skipped %s: %s\n", s.Operation, s.Why)
 	}
 	for _, c := range r.Collisions {
-		fmt.Fprintf(w, "    collision %s: %s (the first keeps the name)\n", c.Name, strings.Join(c.Operations, ", "))
+		fmt.Fprintf(w, "    collision %s: %s; the name stays %s's\n", c.Name, strings.Join(c.Operations, ", "), c.Kept)
 	}
 }
