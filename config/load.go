@@ -410,6 +410,9 @@ func (l *Lookup) found() string {
 // jsonNumbers turns YAML-decoded values into what a JSON decoder would have
 // produced (maps of string keys, json.Number numbers).
 func jsonNumbers(v map[string]any) (map[string]any, error) {
+	if jsonShaped(v) {
+		return v, nil // already what a JSON decoder gives (an imported schema)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("not representable as JSON: %v", err)
@@ -421,6 +424,31 @@ func jsonNumbers(v map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// jsonShaped reports whether v holds only what encoding/json with
+// UseNumber produces: string-keyed maps, []any, json.Number, string, bool
+// and nil. Schemas shared between tools are walked, never copied.
+func jsonShaped(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range v {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	case nil, string, bool, json.Number:
+		return true
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

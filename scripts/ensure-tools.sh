@@ -16,3 +16,6 @@ if ! have_chromium; then
 		echo "ensure-tools: chromium is missing; install Debian's chromium package to run the dashboard test" >&2
 	fi
 fi
+
+# npm packages the tests read (GitHub's OpenAPI description, ...).
+bash "$(dirname "$0")/npm-packages.sh"
