@@ -2,8 +2,11 @@ package openapi
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
@@ -201,5 +204,38 @@ func TestDocumentProblems(t *testing.T) {
 		if err == nil || !contains(err.Error(), tt.want) {
 			t.Errorf("%s: want %q, got %v", tt.name, tt.want, err)
 		}
+	}
+}
+
+// TestDocumentByURL: a document named by URL is fetched from 127.0.0.1,
+// and its relative $ref is resolved against that URL.
+func TestDocumentByURL(t *testing.T) {
+	files := map[string]string{
+		"/specs/api.yaml":          "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /items/{id}:\n    get:\n      operationId: getItem\n      parameters: [{$ref: 'parts/params.yaml#/Id'}]\n      responses: {'200': {description: ok}}\n",
+		"/specs/parts/params.yaml": "Id: {name: id, in: path, required: true, schema: {type: integer}}\n",
+	}
+	var mu sync.Mutex
+	var fetched []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched = append(fetched, r.URL.Path)
+		mu.Unlock()
+		body, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	doc := load(t, srv.URL+"/specs/api.yaml")
+	item := tools(doc)["getItem"]
+	if s := js(t, item.InputSchema["properties"]); s != `{"id":{"type":"integer"}}` {
+		t.Errorf("schema %s", s)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(fetched, []string{"/specs/api.yaml", "/specs/parts/params.yaml"}) {
+		t.Errorf("fetched %v", fetched)
 	}
 }
