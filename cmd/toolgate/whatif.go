@@ -34,6 +34,9 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg, _, err = importOffline(ctx, cfg); err != nil {
+		return err
+	}
 	url := *storeURL
 	if url == "" {
 		url = cfg.Store
