@@ -143,6 +143,8 @@ func TestSchemaConversion(t *testing.T) {
 		{"a pattern Go cannot compile is dropped", `{"type":"string","pattern":"^(?!x)"}`, `{"type":"string"}`},
 		{"compositions converted", `{"oneOf":[{"type":"string","nullable":true},{"type":"integer"}]}`, `{"oneOf":[{"type":["string","null"]},{"type":"integer"}]}`},
 		{"empty required dropped", `{"type":"object","required":[]}`, `{"type":"object"}`},
+		{"malformed keywords left out", `{"type":"object","required":true,"properties":{"f":{"type":"file"},"n":{"type":"string","maxLength":-1,"minimum":"3","enum":[]}}}`,
+			`{"properties":{"f":{"type":"string"},"n":{"type":"string"}},"type":"object"}`},
 		{"huge numbers exact", `{"type":"integer","maximum":9007199254740993}`, `{"maximum":9007199254740993,"type":"integer"}`},
 	}
 	for _, tt := range tests {

@@ -119,7 +119,9 @@ func (c *converter) object(base string, v map[string]any, depth int) any {
 	for k, x := range v {
 		switch {
 		case keptKeys[k]:
-			out[k] = x
+			if y, ok := wellFormed(k, x); ok {
+				out[k] = y
+			}
 		case k == "pattern":
 			if s, ok := x.(string); ok {
 				if _, err := regexp.Compile(s); err == nil {
@@ -176,6 +178,68 @@ func (c *converter) list(base string, list []any, depth int) []any {
 		out[i] = c.schema(base, s, depth+1)
 	}
 	return out
+}
+
+// jsonTypes are the types of JSON Schema.
+var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true}
+
+// wellFormed returns a kept keyword's value when its form is what JSON
+// Schema requires (a document's mistakes, such as Swagger's type: file or
+// required: true on a property, would otherwise keep the tool's schema
+// from compiling), and false to leave the keyword out.
+func wellFormed(k string, v any) (any, bool) {
+	switch k {
+	case "type":
+		switch t := v.(type) {
+		case string:
+			if t == "file" {
+				return "string", true
+			}
+			return t, jsonTypes[t]
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); !ok || !jsonTypes[s] {
+					return nil, false
+				}
+			}
+			return t, len(t) > 0
+		}
+		return nil, false
+	case "required":
+		list, ok := v.([]any)
+		if !ok {
+			return nil, false
+		}
+		for _, x := range list {
+			if _, ok := x.(string); !ok {
+				return nil, false
+			}
+		}
+		return list, true
+	case "enum":
+		list, ok := v.([]any)
+		return list, ok && len(list) > 0
+	case "minimum", "maximum", "multipleOf":
+		_, ok := v.(json.Number)
+		return v, ok
+	case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains":
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, false
+		}
+		i, err := n.Int64()
+		return v, err == nil && i >= 0
+	case "uniqueItems":
+		_, ok := v.(bool)
+		return v, ok
+	case "format", "title", "description", "contentMediaType", "contentEncoding":
+		_, ok := v.(string)
+		return v, ok
+	case "dependentRequired":
+		_, ok := v.(map[string]any)
+		return v, ok
+	}
+	return v, true
 }
 
 // nullable lets a 3.0 schema marked nullable take null too.
