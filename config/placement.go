@@ -28,7 +28,21 @@ type Param struct {
 	Name string `json:"name,omitempty"`
 	// Required marks a body that must be sent even when empty.
 	Required bool `json:"required,omitempty"`
+	// Style is how a query array or object is written, from the
+	// parameter's style and explode: "" repeats the key for each item
+	// (form, exploded: the default), "form" joins the items with commas
+	// (form, not exploded), "spaceDelimited" and "pipeDelimited" join them
+	// with a space or a |, "deepObject" writes name[key]=value.
+	Style string `json:"style,omitempty"`
 }
+
+// Query styles of Param.Style.
+const (
+	StyleForm           = "form"
+	StyleSpaceDelimited = "spaceDelimited"
+	StylePipeDelimited  = "pipeDelimited"
+	StyleDeepObject     = "deepObject"
+)
 
 // IsURL reports whether an openapi: value is an http(s) URL rather than a
 // file path.

@@ -86,14 +86,14 @@ func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 			if v == nil {
 				continue
 			}
-			if err := addQuery(query, p.Name, v); err != nil {
+			if err := addQuery(query, p.Name, p.Style, v); err != nil {
 				return builtRequest{}, nil, &placementError{arg: arg, why: err.Error()}
 			}
 		case config.InHeader:
 			if v == nil {
 				continue
 			}
-			text, err := scalarText(v)
+			text, err := joinedText(v, ",") // OpenAPI's simple style
 			if err != nil {
 				return builtRequest{}, nil, err
 			}
@@ -198,11 +198,31 @@ func placePath(template string, args map[string]any, byName map[string]string) (
 	return placedPath{decoded: dec.String(), escaped: esc.String()}, nil
 }
 
-// addQuery adds one query argument: a scalar as its literal, an array as
-// the key repeated (OpenAPI's default form style), an object as compact
-// JSON.
-func addQuery(q url.Values, name string, v any) error {
+// addQuery adds one query argument in its parameter's style (see
+// config.Param.Style): a scalar as its literal; an array as the key
+// repeated, or its items joined; a deepObject object as name[key]=value;
+// any other object as compact JSON.
+func addQuery(q url.Values, name, style string, v any) error {
+	if obj, ok := v.(map[string]any); ok && style == config.StyleDeepObject {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			text, err := scalarText(obj[k])
+			if err != nil {
+				return err
+			}
+			q.Add(name+"["+k+"]", text)
+		}
+		return nil
+	}
 	if list, ok := v.([]any); ok {
+		sep := map[string]string{config.StyleForm: ",", config.StyleSpaceDelimited: " ", config.StylePipeDelimited: "|"}[style]
+		if sep != "" {
+			text, err := joinedText(list, sep)
+			if err != nil {
+				return err
+			}
+			q.Add(name, text)
+			return nil
+		}
 		for _, item := range list {
 			text, err := scalarText(item)
 			if err != nil {
@@ -218,6 +238,23 @@ func addQuery(q url.Values, name string, v any) error {
 	}
 	q.Add(name, text)
 	return nil
+}
+
+// joinedText is an array's items joined by sep, or a scalar's text.
+func joinedText(v any, sep string) (string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return scalarText(v)
+	}
+	parts := make([]string, len(list))
+	for i, item := range list {
+		text, err := scalarText(item)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = text
+	}
+	return strings.Join(parts, sep), nil
 }
 
 // headerProblem says why a value cannot be a header value: control

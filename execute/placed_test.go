@@ -102,6 +102,13 @@ func TestPlacedRequest(t *testing.T) {
 			map[string]any{}, "/api/pets", `{}`, "", ""},
 		{"whole body", "POST", "/pets/batch", map[string]config.Param{"body": {In: config.InBody, Required: true}},
 			map[string]any{"body": []any{num("1"), num("2")}}, "/api/pets/batch", `[1,2]`, "", ""},
+		{"query styles from the document", "GET", "/pets", map[string]config.Param{
+			"ids":    {In: config.InQuery, Name: "ids", Style: config.StyleForm},
+			"tags":   {In: config.InQuery, Name: "tags", Style: config.StylePipeDelimited},
+			"filter": {In: config.InQuery, Name: "filter", Style: config.StyleDeepObject},
+			"langs":  {In: config.InHeader, Name: "X-Trace"}},
+			map[string]any{"ids": []any{num("1"), num("2")}, "tags": []any{"a", "b|c"}, "filter": map[string]any{"kind": "dog", "age": num("3")}, "langs": []any{"en", "hi"}},
+			"/api/pets?filter%5Bage%5D=3&filter%5Bkind%5D=dog&ids=1%2C2&tags=a%7Cb%7Cc", "", "en,hi", ""},
 		{"a GET's names are not guessed into the body", "GET", "/pets", map[string]config.Param{"limit": {In: config.InQuery, Name: "limit"}},
 			map[string]any{"limit": num("5")}, "/api/pets?limit=5", "", "", ""},
 	}

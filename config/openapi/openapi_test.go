@@ -241,3 +241,26 @@ func TestDocumentByURL(t *testing.T) {
 		t.Errorf("fetched %v", fetched)
 	}
 }
+
+func TestQueryStyle(t *testing.T) {
+	tests := []struct {
+		param string
+		want  string
+	}{
+		{`{}`, ""},
+		{`{"style":"form","explode":true}`, ""},
+		{`{"explode":false}`, config.StyleForm},
+		{`{"style":"pipeDelimited"}`, config.StylePipeDelimited},
+		{`{"style":"spaceDelimited","explode":true}`, ""},
+		{`{"style":"deepObject","explode":true}`, config.StyleDeepObject},
+	}
+	for _, tt := range tests {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(tt.param), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := queryStyle(m); got != tt.want {
+			t.Errorf("%s: style %q, want %q", tt.param, got, tt.want)
+		}
+	}
+}

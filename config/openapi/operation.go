@@ -52,6 +52,7 @@ func (o *operation) label() string {
 // param is a parameter of an operation, resolved.
 type param struct {
 	name, in    string
+	style       string // config.Param.Style
 	required    bool
 	description string
 	schema      any
@@ -86,7 +87,7 @@ func (c *converter) tool(o *operation, dep string) (config.ImportedTool, string)
 			s = m
 		}
 		props[name] = s
-		placement[name] = config.Param{In: p.in, Name: p.name}
+		placement[name] = config.Param{In: p.in, Name: p.name, Style: p.style}
 		if p.required || p.in == config.InPath {
 			required = append(required, name)
 		}
@@ -134,7 +135,9 @@ func (c *converter) params(o *operation) ([]param, string) {
 				return "a parameter has no name"
 			}
 			switch p.in {
-			case config.InPath, config.InQuery:
+			case config.InPath:
+			case config.InQuery:
+				p.style = queryStyle(m)
 			case config.InHeader:
 				if ignoredHeaders[strings.ToLower(p.name)] {
 					continue
@@ -173,6 +176,28 @@ func (c *converter) params(o *operation) ([]param, string) {
 		return order(a.in) - order(b.in)
 	})
 	return list, ""
+}
+
+// queryStyle is config.Param.Style for a query parameter's style and
+// explode (explode defaults to true for form, false for the others).
+func queryStyle(m map[string]any) string {
+	style, _ := m["style"].(string)
+	explode, set := m["explode"].(bool)
+	switch style {
+	case "", "form":
+		if set && !explode {
+			return config.StyleForm
+		}
+		return ""
+	case "spaceDelimited", "pipeDelimited":
+		if set && explode {
+			return ""
+		}
+		return style
+	case "deepObject":
+		return config.StyleDeepObject
+	}
+	return ""
 }
 
 func order(in string) int {
