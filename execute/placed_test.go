@@ -109,6 +109,8 @@ func TestPlacedRequest(t *testing.T) {
 			"langs":  {In: config.InHeader, Name: "X-Trace"}},
 			map[string]any{"ids": []any{num("1"), num("2")}, "tags": []any{"a", "b|c"}, "filter": map[string]any{"kind": "dog", "age": num("3")}, "langs": []any{"en", "hi"}},
 			"/api/pets?filter%5Bage%5D=3&filter%5Bkind%5D=dog&ids=1%2C2&tags=a%7Cb%7Cc", "", "en,hi", ""},
+		{"HEAD with a query", "HEAD", "/pets", map[string]config.Param{"limit": {In: config.InQuery, Name: "limit"}},
+			map[string]any{"limit": num("1")}, "/api/pets?limit=1", "", "", ""},
 		{"a GET's names are not guessed into the body", "GET", "/pets", map[string]config.Param{"limit": {In: config.InQuery, Name: "limit"}},
 			map[string]any{"limit": num("5")}, "/api/pets?limit=5", "", "", ""},
 	}
