@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 // is the call's data.
 func TestGitHubReposGetEndToEnd(t *testing.T) {
 	document := npmfixture.Path(t, "@octokit/openapi", "generated/api.github.com.json")
+	answer := reposGetExample(t, document)
 	var mu sync.Mutex
 	var got []string
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +35,7 @@ func TestGitHubReposGetEndToEnd(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"id":1296269,"name":"hello.world","full_name":"octo-org/hello.world","private":false,"stargazers_count":80}`))
+		w.Write(answer)
 	}))
 	defer fake.Close()
 	cfg := &config.Config{Store: "memory", Dependencies: map[string]*config.Dependency{
@@ -63,7 +65,7 @@ func TestGitHubReposGetEndToEnd(t *testing.T) {
 		FullName string `json:"full_name"`
 		Stars    int    `json:"stargazers_count"`
 	}
-	if err := json.Unmarshal(res.Data, &data); err != nil || data.FullName != "octo-org/hello.world" || data.Stars != 80 {
+	if err := json.Unmarshal(res.Data, &data); err != nil || data.FullName != "octocat/Hello-World" || data.Stars != 80 {
 		t.Errorf("data %s (%v)", res.Data, err)
 	}
 	mu.Lock()
@@ -76,4 +78,30 @@ func TestGitHubReposGetEndToEnd(t *testing.T) {
 	if res.Code() != types.CodeMissingArguments {
 		t.Errorf("repo missing: %s, want missing_arguments", res.Code())
 	}
+}
+
+// reposGetExample is the document's own example answer of repos/get: an
+// answer that matches the output schema imported from the same document
+// (toolgate refuses one that does not, invalid_output).
+func reposGetExample(t *testing.T, document string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(document)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Examples map[string]struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"examples"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ex := doc.Components.Examples["full-repository-default-response"].Value
+	if len(ex) == 0 {
+		t.Fatal("the document has no full-repository-default-response example")
+	}
+	return ex
 }

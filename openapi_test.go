@@ -18,7 +18,7 @@ import (
 
 // petstore is a fake of the API testdata/openapi/petstore describes, on
 // 127.0.0.1: it records every request, and plan (when set) answers a
-// request instead of the default 200 {"ok": true}; it returns false to
+// request instead of the default 200 with a Pet; it returns false to
 // fall through to the default.
 type petstore struct {
 	mu       sync.Mutex
@@ -38,7 +38,7 @@ func (p *petstore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"ok":true}`))
+	w.Write([]byte(`{"id":"p1","name":"Rex"}`)) // a Pet: what the document's output schemas ask
 }
 
 func (p *petstore) seen() []string {
@@ -243,5 +243,44 @@ func TestOpenAPIUnknownOperationKeepsTheGatewayClosed(t *testing.T) {
 	_, err = toolgate.Open(t.Context(), toolgate.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), `no operation "listPotatoes"`) {
 		t.Fatalf("want the unknown operation named, got %v", err)
+	}
+}
+
+// TestOpenAPIReload: a reload reads the document again under the new
+// import; a reload whose overrides name an operation no longer imported
+// is refused and the running tools stay.
+func TestOpenAPIReload(t *testing.T) {
+	gw, fake, run := openPetstore(t)
+	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	raw, _ := os.ReadFile(path)
+	vars := func(k string) (string, bool) {
+		return map[string]string{"PETSTORE_URL": "http://127.0.0.1:1", "PETSTORE_TOKEN": "t"}[k], true
+	}
+	parse := func(yaml string) *config.Config {
+		t.Helper()
+		cfg, err := config.Parse([]byte(yaml), path, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	narrowed := strings.Replace(string(raw), `import: {operations: ["*"]}`, `import: {operations: ["listPets"]}`, 1)
+	if _, err := gw.Reload(parse(narrowed)); err == nil || !strings.Contains(err.Error(), "tools.adoptPet: names no declared tool") {
+		t.Fatalf("overrides of operations no longer imported: want refused, got %v", err)
+	}
+	if gw.Config().Tools["adoptPet"] == nil {
+		t.Fatal("a refused reload changed the tools")
+	}
+	if _, err := gw.Reload(parse(strings.Split(narrowed, "\ntools:")[0])); err != nil {
+		t.Fatal(err)
+	}
+	if got := gw.Config().ToolNames(); len(got) != 1 || got[0] != "listPets" {
+		t.Errorf("after the reload: %v, want [listPets]", got)
+	}
+	if res, _ := gw.Call(t.Context(), run, "adoptPet", map[string]any{"petId": "p1"}); res.Code() != types.CodeUnknownTool {
+		t.Errorf("adoptPet after the reload: %s", res.Code())
+	}
+	if len(fake.seen()) != 0 {
+		t.Errorf("sent %q", fake.seen())
 	}
 }

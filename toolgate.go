@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -109,6 +110,11 @@ type Gateway struct {
 	store     store.Store
 	ownsStore bool
 	upstreams *upstreams // nil without MCP servers
+
+	reloadMu        sync.Mutex // one reload at a time; guards the fields below
+	loadedAt        time.Time
+	restartRequired []string
+	lastReload      *ReloadOutcome
 }
 
 // Open loads the configuration, opens the store and compiles the pipeline.
@@ -173,6 +179,7 @@ func Open(ctx context.Context, opts Options) (*Gateway, error) {
 		}
 		g.upstreams.bind(p.SetTools, log.Info)
 	}
+	g.loadedAt = p.Now()
 	return g, nil
 }
 
@@ -194,7 +201,8 @@ func (g *Gateway) Pipeline() *pipeline.Pipeline { return g.pipeline }
 // Store is the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }
 
-// Config is the configuration the gateway runs.
+// Config is the configuration the gateway runs: the one new calls are
+// admitted under (see Reload).
 func (g *Gateway) Config() *config.Config { return g.pipeline.Tools() }
 
 // RunOptions start a run.
@@ -334,6 +342,12 @@ func (g *Gateway) Approval(ctx context.Context, id string) (*store.Approval, err
 // exact action the request names; the model's repeat of that call then runs
 // (once) or is told it was denied.
 func (g *Gateway) Decide(ctx context.Context, id string, approve bool, by, comment string) (*store.Approval, error) {
+	return g.DecideAs(ctx, id, approve, by, "", comment)
+}
+
+// DecideAs is Decide recording, beside the free-text by, the name of the
+// API key that made the decision (the server passes the caller's).
+func (g *Gateway) DecideAs(ctx context.Context, id string, approve bool, by, byKey, comment string) (*store.Approval, error) {
 	as, ok := g.store.(store.ApprovalStore)
 	if !ok {
 		return nil, ErrNoApprovals
@@ -342,5 +356,5 @@ func (g *Gateway) Decide(ctx context.Context, id string, approve bool, by, comme
 	if approve {
 		status = store.ApprovalApproved
 	}
-	return as.DecideApproval(ctx, id, status, by, comment, g.pipeline.Now())
+	return as.DecideApproval(ctx, id, status, store.Decider(by, byKey), comment, g.pipeline.Now())
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,4 +129,48 @@ func (u *upstreams) close() {
 	if u.http != nil {
 		u.http.Close()
 	}
+}
+
+// reload makes cfg (normalized, imports not merged) the base that refreshed
+// tool lists are merged into, and calls apply with cfg merged with the tool
+// lists the servers gave. The MCP servers themselves are connected when the
+// gateway opens: a reload that adds, removes or changes one is refused
+// (restart toolgate for that). u.mu is held throughout, so a refresh
+// arriving meanwhile merges into the new base, never the old one.
+func (u *upstreams) reload(cfg *config.Config, apply func(*config.Config) error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var changed []string
+	for name, d := range u.base.Dependencies {
+		if d == nil || d.MCP == nil {
+			continue
+		}
+		if nd := cfg.Dependencies[name]; nd == nil || !reflect.DeepEqual(nd.MCP, d.MCP) {
+			changed = append(changed, name)
+		}
+	}
+	for name, d := range cfg.Dependencies {
+		if d != nil && d.MCP != nil && (u.base.Dependencies[name] == nil || u.base.Dependencies[name].MCP == nil) {
+			changed = append(changed, name)
+		}
+	}
+	if len(changed) > 0 {
+		slices.Sort(changed)
+		return fmt.Errorf("dependencies %s: an MCP server is connected when toolgate starts; adding, removing or changing one needs a restart", strings.Join(changed, ", "))
+	}
+	merged, lists := cfg, u.lists
+	if cfg.ImportsPending() {
+		var err error
+		if lists, err = u.reloadLists(cfg); err != nil {
+			return err
+		}
+		if merged, err = cfg.Imported(lists); err != nil {
+			return err
+		}
+	}
+	if err := apply(merged); err != nil {
+		return err
+	}
+	u.base, u.lists = cfg, lists
+	return nil
 }

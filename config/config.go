@@ -1,5 +1,5 @@
 // Package config loads and checks toolgate.yaml: the dependencies, the tools
-// and their policies (CONTRACT.md section 2).
+// and their policies (docs/config.md).
 //
 // Load reads a file, expands ${VAR} from the environment, fills in the
 // documented defaults and checks everything at once; Check returns every
@@ -14,7 +14,7 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// Defaults of CONTRACT.md section 2, used when a key is absent.
+// Defaults used when a key is absent (docs/config.md lists them all).
 const (
 	DefaultListen              = "127.0.0.1:8470"
 	DefaultStore               = "sqlite:toolgate.db"
@@ -30,6 +30,7 @@ const (
 	DefaultMaxObservationBytes = 4096
 	DefaultApprovalTTL         = 24 * time.Hour
 	DefaultMaxBodyBytes        = 1 << 20
+	DefaultMaxStateBytes       = 1 << 20
 )
 
 // Config is a loaded toolgate.yaml. The zero value of every field means its
@@ -51,6 +52,10 @@ type Config struct {
 	ApprovalTTL Duration `yaml:"approval_ttl" json:"approval_ttl"`
 	// MaxBodyBytes bounds a request body on the server. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes"`
+	// MaxStateBytes bounds a run's state document: a state update that
+	// would make it larger is not applied (the call's own outcome stands,
+	// and its observation says so). Default 1 MiB.
+	MaxStateBytes int64 `yaml:"max_state_bytes" json:"max_state_bytes"`
 	// Telemetry chooses where OpenTelemetry traces go. Default: nowhere.
 	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
 
@@ -65,8 +70,8 @@ type Config struct {
 
 // Telemetry says where the spans of calls and attempts are exported.
 type Telemetry struct {
-	// Traces is none (the default: no exporter), stdout (one JSON
-	// document per span, for development) or otlp (OTLP over HTTP).
+	// Traces is none (no exporter), stdout (one JSON document per span,
+	// for development) or otlp (OTLP over HTTP). Default none.
 	Traces string `yaml:"traces" json:"traces"`
 	// OTLPEndpoint is the OTLP/HTTP collector's base URL; spans are posted
 	// to its /v1/traces. Default http://127.0.0.1:4318.
@@ -85,13 +90,20 @@ const (
 
 // Auth holds the API keys.
 type Auth struct {
+	// Keys are the bearer keys agent hosts and people send in
+	// "Authorization: Bearer KEY". None means development mode: no auth,
+	// and the server only listens on a loopback address.
 	Keys []Key `yaml:"keys" json:"keys"`
 }
 
 // Key is one agent host's bearer key.
 type Key struct {
+	// Name names the key in logs and approvals; the runs a key creates
+	// belong to it and are invisible to other keys. Required, unique.
 	Name string `yaml:"name" json:"name"`
-	Key  string `yaml:"key" json:"-"`
+	// Key is the secret itself, at least 16 characters; write it as
+	// ${VAR} so that it stays out of the file. Required.
+	Key string `yaml:"key" json:"-"`
 	// Principal, when set, is the principal of runs opened implicitly with
 	// this key (MCP sessions).
 	Principal *types.Principal `yaml:"principal" json:"principal,omitempty"`
@@ -106,10 +118,15 @@ type Key struct {
 
 // Dependency is one service that tools talk to; it has one circuit breaker.
 type Dependency struct {
-	Name    string            `yaml:"-" json:"name"`
-	BaseURL string            `yaml:"base_url" json:"base_url"`
+	Name string `yaml:"-" json:"name"`
+	// BaseURL is the http:// or https:// URL that tools' request paths are
+	// appended to. Required.
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// Headers are sent with every request to the dependency (credentials:
+	// write them as ${VAR}). Default none.
 	Headers map[string]string `yaml:"headers" json:"-"`
-	Breaker Breaker           `yaml:"breaker" json:"breaker"`
+	// Breaker configures the dependency's circuit breaker.
+	Breaker Breaker `yaml:"breaker" json:"breaker"`
 	// RetryBudget bounds retries against this dependency.
 	RetryBudget RetryBudget `yaml:"retry_budget" json:"retry_budget"`
 	// MCP, when set, makes this dependency an MCP server (see mcp.go); its
@@ -151,10 +168,13 @@ type RetryBudget struct {
 
 // Tool is one action the model may ask for.
 type Tool struct {
-	Name        string `yaml:"-" json:"name"`
+	Name string `yaml:"-" json:"name"`
+	// Description tells the model what the tool does (it is sent in the
+	// tool lists). Required.
 	Description string `yaml:"description" json:"description"`
-	// Dependency names the service the tool talks to. Go-function tools may
-	// leave it empty (their breaker is then named after the tool).
+	// Dependency names the service the tool talks to; required for HTTP
+	// tools. Go-function tools may leave it empty (their breaker is then
+	// named after the tool).
 	Dependency string `yaml:"dependency" json:"dependency,omitempty"`
 	// Request is how an HTTP tool's call becomes a request.
 	Request *Request `yaml:"request" json:"request,omitempty"`
@@ -164,11 +184,16 @@ type Tool struct {
 	Permission string `yaml:"permission" json:"permission,omitempty"`
 	// InputSchema is a JSON Schema (2020-12) for the arguments.
 	InputSchema map[string]any `yaml:"input_schema" json:"input_schema,omitempty"`
-	// OutputSchema, when set, is advertised to MCP clients.
+	// OutputSchema, when set, is advertised to MCP clients and enforced: an
+	// answer that does not match it is the failure invalid_output.
 	OutputSchema map[string]any `yaml:"output_schema" json:"output_schema,omitempty"`
-	Timeout      Timeout        `yaml:"timeout" json:"timeout"`
-	Retry        Retry          `yaml:"retry" json:"retry"`
-	Idempotency  Idempotency    `yaml:"idempotency" json:"idempotency"`
+	// Timeout bounds each phase of an attempt and the whole call.
+	Timeout Timeout `yaml:"timeout" json:"timeout"`
+	// Retry is the tool's retry policy (retries are only made when they
+	// are safe).
+	Retry Retry `yaml:"retry" json:"retry"`
+	// Idempotency says how a write's operation key is made and sent.
+	Idempotency Idempotency `yaml:"idempotency" json:"idempotency"`
 	// Rules are CEL rules evaluated in order after the permission check.
 	Rules []Rule `yaml:"rules" json:"rules,omitempty"`
 	// Owner checks that the object belongs to the principal.
@@ -177,6 +202,8 @@ type Tool struct {
 	Verify *Lookup `yaml:"verify" json:"verify,omitempty"`
 	// State maps state keys to CEL expressions applied on success.
 	State map[string]string `yaml:"state" json:"state,omitempty"`
+	// Quotas are limits shared across runs and replicas (see Quota).
+	Quotas []Quota `yaml:"quotas" json:"quotas,omitempty"`
 	// MaxObservationBytes bounds the observation text. Default 4096.
 	MaxObservationBytes int `yaml:"max_observation_bytes" json:"max_observation_bytes"`
 
@@ -212,11 +239,11 @@ func (e *FuncError) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Request maps a call to an HTTP request.
 type Request struct {
-	// Method is GET, POST, PUT, PATCH or DELETE.
+	// Method is GET, POST, PUT, PATCH or DELETE. Default POST.
 	Method string `yaml:"method" json:"method"`
 	// Path is a template: "/orders/{order_id}". Arguments used in the path
 	// are not sent again; GET and DELETE send the rest as the query string,
-	// other methods as a JSON body.
+	// other methods as a JSON body. Required (it must start with /).
 	Path string `yaml:"path" json:"path"`
 	// Params, when set (tools imported from an OpenAPI document), places
 	// every argument where the document says: the path, the query, a
@@ -259,27 +286,36 @@ type Idempotency struct {
 
 // Rule is one CEL business rule.
 type Rule struct {
-	// Deny is a CEL expression; true refuses the call.
+	// Deny is a CEL expression; true refuses the call. Required.
 	Deny string `yaml:"deny" json:"deny"`
-	// Code is the outcome code of the refusal. Default "rule_denied".
+	// Code is the outcome code of the refusal. Default "rule_denied"
+	// ("approval_required" for an approval rule).
 	Code string `yaml:"code" json:"code"`
-	// Message is a template shown to the model.
+	// Message is a template shown to the model: say what to do instead.
+	// Required.
 	Message string `yaml:"message" json:"message"`
 	// Approval holds the call for a person's decision instead of refusing.
 	Approval bool `yaml:"approval" json:"approval,omitempty"`
+	// Next is the refusal's meta.next, the machine-readable form of what
+	// the message tells the model to do: escalate, use_other_tool,
+	// fix_args, stop or continue. Default escalate. Not for approval rules
+	// (they answer wait).
+	Next string `yaml:"next" json:"next,omitempty"`
 }
 
 // Lookup calls another (read) tool with arguments built from CEL
 // expressions, then judges its result with a CEL expression.
 type Lookup struct {
-	// Lookup names the read tool.
+	// Lookup names the read tool (its effect must be read). Required.
 	Lookup string `yaml:"lookup" json:"lookup"`
 	// Args maps the lookup's argument names to CEL expressions over args,
 	// principal and state.
 	Args map[string]string `yaml:"args" json:"args"`
 	// Expect (owner) must be true for the principal to own the object.
+	// Required.
 	Expect string `yaml:"expect" json:"expect,omitempty"`
 	// Found (verify) is true when the write is seen to have happened.
+	// Required.
 	Found string `yaml:"found" json:"found,omitempty"`
 	// Result (verify, optional) picks the data a verified call returns from
 	// the read's answer, e.g.

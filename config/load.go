@@ -128,6 +128,11 @@ func (c *Config) Normalize() error {
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = Duration(DefaultApprovalTTL)
 	}
+	if c.MaxStateBytes == 0 {
+		c.MaxStateBytes = DefaultMaxStateBytes
+	} else if c.MaxStateBytes < 1024 {
+		bad("max_state_bytes", "%d is too small (at least 1024)", c.MaxStateBytes)
+	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	} else if c.MaxBodyBytes < 1024 {
@@ -207,6 +212,7 @@ func (c *Config) Normalize() error {
 			errs = append(errs, e)
 		}
 	}
+	errs = append(errs, c.normalizeQuotas()...)
 	if len(c.Tools) == 0 && !c.HasImports() {
 		bad("tools", "no tools are declared")
 	}

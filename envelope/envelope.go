@@ -1,6 +1,6 @@
 // Package envelope is stage 4 of the pipeline: it turns whatever happened
 // (data, a refusal, a dependency failure, a panic) into the one result shape
-// of CONTRACT.md section 3.
+// of docs/http-api.md ("The result envelope").
 //
 // The envelope is built once per call, here; the observation text and the
 // advice (meta.next) are added by package observe.
@@ -59,7 +59,7 @@ func Data(body []byte) json.RawMessage {
 // proven never to have reached the dependency (or the dependency declined to
 // process it).
 func SideEffect(effect types.Effect, code types.Code, delivered bool) types.SideEffect {
-	if code == types.CodeOK {
+	if code == types.CodeOK || code == types.CodeInvalidOutput {
 		if effect == types.EffectRead {
 			return types.SideEffectNone
 		}

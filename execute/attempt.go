@@ -33,8 +33,12 @@ type Response struct {
 	// Header is the response's header (nil for Go-function tools).
 	Header http.Header
 	// Data is the body if it is valid JSON, else the body as a JSON string;
-	// "null" for an empty body.
+	// "null" for an empty body. JSON nested deeper than MaxDataDepth is
+	// carried as a string too, and DataDepth says how deep it was.
 	Data json.RawMessage
+	// DataDepth, when not zero, is the nesting depth of a JSON answer
+	// deeper than MaxDataDepth, which Data carries as a string.
+	DataDepth int
 }
 
 // Executor runs ONE attempt. It never retries by itself. Exactly one of the

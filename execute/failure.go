@@ -192,18 +192,54 @@ func parseRetryAfter(value string, now time.Time) time.Duration {
 	return 0
 }
 
+// MaxDataDepth bounds the nesting of a dependency's JSON answer kept as
+// JSON in a result's data; a deeper one is carried as a JSON string.
+const MaxDataDepth = 100
+
 // bodyData is a body as JSON: the body itself when it is valid JSON, "null"
 // when it is empty, else the body as a JSON string.
 func bodyData(body []byte) json.RawMessage {
+	data, _ := bodyDataDepth(body)
+	return data
+}
+
+// bodyDataDepth is bodyData, with the depth of a JSON body nested deeper
+// than MaxDataDepth, which it carries as a JSON string (0 otherwise).
+func bodyDataDepth(body []byte) (json.RawMessage, int) {
 	trimmed := strings.TrimSpace(string(body))
 	if trimmed == "" {
-		return json.RawMessage("null")
+		return json.RawMessage("null"), 0
 	}
 	if json.Valid([]byte(trimmed)) {
-		return json.RawMessage(trimmed)
+		depth := jsonDepth(trimmed)
+		if depth <= MaxDataDepth {
+			return json.RawMessage(trimmed), 0
+		}
+		quoted, _ := marshalCanonical(trimmed)
+		return quoted, depth
 	}
 	quoted, _ := marshalCanonical(string(body)) // a string always marshals
-	return quoted
+	return quoted, 0
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in valid JSON.
+func jsonDepth(s string) int {
+	depth, deepest, in := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case in:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // shortBodyRunes bounds the body excerpt in a failure message.

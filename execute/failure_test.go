@@ -138,3 +138,28 @@ func TestFailureHelpers(t *testing.T) {
 		t.Error("Error of a bare failure")
 	}
 }
+
+func TestBodyDataDepth(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 51) + "1" + strings.Repeat(`]}`, 51) // 102 levels
+	tests := []struct {
+		name, body string
+		depth      int
+		asText     bool
+	}{
+		{"flat", `{"a":1}`, 0, false},
+		{"brackets in strings do not count", `{"a":"[[[[{{{{\"]]"}`, 0, false},
+		{"at the limit", strings.Repeat("[", MaxDataDepth) + strings.Repeat("]", MaxDataDepth), 0, false},
+		{"past the limit", deep, 102, true},
+		{"not JSON", `[[[`, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, depth := bodyDataDepth([]byte(tt.body))
+			var text string
+			isText := json.Unmarshal(data, &text) == nil
+			if depth != tt.depth || isText != tt.asText || isText && text != tt.body {
+				t.Fatalf("depth %d, as text %v (%s); want %d, %v", depth, isText, data, tt.depth, tt.asText)
+			}
+		})
+	}
+}

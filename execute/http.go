@@ -127,9 +127,9 @@ func (h *HTTP) transport(dep *config.Dependency) *http.Transport {
 // Do sends one request and reads the whole answer, within the tool's
 // connect and read timeouts.
 func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
-	built, placed, err := buildFor(a)
-	if err != nil {
-		return nil, buildFailure(a, err)
+	built, placed, fail := h.build(a)
+	if fail != nil {
+		return nil, fail
 	}
 	dep := dependencyName(a, built.url)
 
@@ -154,6 +154,7 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	}
 	setPlacedHeaders(req, a, placed)
 	h.setHeaders(req, a, built.body != nil)
+	traceRequest(ctx, req)
 
 	resp, err := h.transport(a.Dependency).RoundTrip(req)
 	if err != nil {
@@ -180,7 +181,8 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusFailure(dep, resp.StatusCode, resp.Header, body, h.clock.Now())
 	}
-	return &Response{Status: resp.StatusCode, Header: resp.Header, Data: bodyData(body)}, nil
+	data, depth := bodyDataDepth(body)
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Data: data, DataDepth: depth}, nil
 }
 
 // setHeaders sets the dependency's headers, Accept, User-Agent, the content

@@ -1,7 +1,6 @@
 package execute
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -10,44 +9,23 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/types"
 )
-
-// placementError is an argument that cannot be placed where the
-// operation says (a path segment that would be ".", ".." or empty, a
-// header value with control characters): the call is refused
-// invalid_argument and nothing is sent.
-type placementError struct {
-	arg, why string
-}
-
-func (e *placementError) Error() string { return fmt.Sprintf("argument %s: %s", e.arg, e.why) }
-
-// buildFailure is the Failure of a request that could not be built: an
-// argument that cannot be placed is invalid_argument (the model can fix
-// it), anything else toolgate's own fault.
-func buildFailure(a *Attempt, err error) *Failure {
-	var pe *placementError
-	if errors.As(err, &pe) {
-		return &Failure{
-			Kind:    KindInvalidRequest,
-			Code:    types.CodeInvalidArgument,
-			Message: fmt.Sprintf("%s cannot be sent: %s; nothing was sent", pe.arg, pe.why),
-			Err:     err,
-		}
-	}
-	return invalidRequest(a, err.Error())
-}
 
 // buildFor builds the attempt's request: by the placement of an imported
 // OpenAPI operation when it has one, else by the tool's path template
 // (buildRequest). The headers are those placed arguments set.
 func buildFor(a *Attempt) (builtRequest, []header, error) {
-	if a.Tool != nil && a.Dependency != nil && a.Tool.Request != nil && a.Tool.Request.Params != nil {
+	if isPlaced(a) {
 		return buildPlacedRequest(a)
 	}
 	built, err := buildRequest(a)
 	return built, nil, err
+}
+
+// isPlaced reports whether the attempt's tool places its arguments by an
+// imported operation's Params.
+func isPlaced(a *Attempt) bool {
+	return a != nil && a.Tool != nil && a.Dependency != nil && a.Tool.Request != nil && a.Tool.Request.Params != nil
 }
 
 // buildPlacedRequest builds the request of a tool imported from an
@@ -87,7 +65,7 @@ func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 				continue
 			}
 			if err := addQuery(query, p.Name, p.Style, v); err != nil {
-				return builtRequest{}, nil, &placementError{arg: arg, why: err.Error()}
+				return builtRequest{}, nil, &ArgumentError{Arg: arg, Why: err.Error()}
 			}
 		case config.InHeader:
 			if v == nil {
@@ -97,8 +75,8 @@ func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 			if err != nil {
 				return builtRequest{}, nil, err
 			}
-			if why := headerProblem(text); why != "" {
-				return builtRequest{}, nil, &placementError{arg: arg, why: why}
+			if why := headerValueProblem(text); why != "" {
+				return builtRequest{}, nil, &ArgumentError{Arg: arg, Why: why}
 			}
 			headers = append(headers, header{p.Name, text})
 		case config.InBody:
@@ -189,7 +167,7 @@ func placePath(template string, args map[string]any, byName map[string]string) (
 		if placed != "" {
 			switch s := segDec.String(); s {
 			case "", ".", "..":
-				return placedPath{}, &placementError{arg: placed, why: fmt.Sprintf("it would make the path segment %q (empty, . or ..), which names another resource than the one meant", s)}
+				return placedPath{}, &ArgumentError{Arg: placed, Why: fmt.Sprintf("it would make the path segment %q (empty, . or ..), which names another resource than the one meant", s)}
 			}
 		}
 		dec.WriteString(segDec.String())
@@ -255,17 +233,6 @@ func joinedText(v any, sep string) (string, error) {
 		parts[i] = text
 	}
 	return strings.Join(parts, sep), nil
-}
-
-// headerProblem says why a value cannot be a header value: control
-// characters (CR and LF would split the header), "" when it can.
-func headerProblem(v string) string {
-	for _, r := range v {
-		if (r < 0x20 && r != '\t') || r == 0x7f {
-			return fmt.Sprintf("a header value may not hold control characters (found %q)", r)
-		}
-	}
-	return ""
 }
 
 // setPlacedHeaders sets the headers placed arguments give. Set before the

@@ -21,8 +21,11 @@ type builtRequest struct {
 }
 
 // buildRequest maps an attempt to method, URL and body: each {arg} of the
-// path is replaced by the path-escaped argument; the remaining arguments go
-// in the query string for GET and DELETE and in a JSON body otherwise.
+// path is replaced by the argument escaped for where it lands (see
+// expandPath); the remaining arguments go in the query string for GET and
+// DELETE and in a JSON body otherwise. An argument that cannot be placed
+// (a dot segment, a header value with control characters) is an
+// *ArgumentError.
 func buildRequest(a *Attempt) (builtRequest, error) {
 	if a.Tool == nil {
 		return builtRequest{}, errors.New("the attempt has no tool")
@@ -42,9 +45,17 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	for k, v := range a.Args {
 		rest[k] = v
 	}
-	path, err := expandPath(a.Tool.Request.Path, rest)
+	path, err := expandPath(a.Tool.Request.Path, rest, true)
 	if err != nil {
 		return builtRequest{}, err
+	}
+	if e := checkOperationKeyHeader(a); e != nil {
+		return builtRequest{}, e
+	}
+	for name, v := range a.Dependency.Headers {
+		if why := headerValueProblem(v); why != "" {
+			return builtRequest{}, fmt.Errorf("the dependency's header %s cannot be sent: %s", name, why)
+		}
 	}
 	base, err := url.Parse(a.Dependency.BaseURL)
 	if err != nil {
@@ -88,35 +99,74 @@ func (b builtRequest) bodyReader() io.Reader {
 	return bytes.NewReader(b.body)
 }
 
-// expandPath replaces each {name} in the path template with the escaped
-// string form of args[name] and deletes the argument from args.
-func expandPath(template string, args map[string]any) (string, error) {
+// expandPath replaces each {name} in the path template with the string form
+// of args[name], escaped for where it lands, and deletes the argument from
+// args. Before the template's '?' a value is path-escaped (PathEscape: it
+// stays inside its one segment, '/' included), and a segment holding a
+// value may not end up ".", ".." or empty: a proxy or server that
+// normalises dot segments would serve another resource. After the '?' a
+// value is query-escaped (QueryEscape: '&', '=', '+' and '#' included), so
+// that it stays the one parameter the template names. consume false leaves
+// args as they are (a check that builds nothing else).
+func expandPath(template string, args map[string]any, consume bool) (string, error) {
 	var out strings.Builder
-	rest := template
-	for {
-		open := strings.IndexByte(rest, '{')
-		if open < 0 {
-			out.WriteString(rest)
-			return out.String(), nil
+	inQuery := false
+	segStart, segArg := 0, "" // where the current path segment began; the argument placed in it
+	endSegment := func() error {
+		if segArg == "" {
+			return nil
 		}
-		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 {
-			return "", fmt.Errorf("path %q has an unclosed {", template)
+		switch seg := out.String()[segStart:]; seg {
+		case "", ".", "..":
+			return &ArgumentError{Arg: segArg, Why: fmt.Sprintf("it would make the path segment %q, which names another resource than the one meant (an empty segment, . or ..)", seg)}
 		}
-		name := rest[open+1 : open+end]
-		value, ok := args[name]
-		if !ok {
-			return "", fmt.Errorf("the path %q needs argument %q, which the call did not supply", template, name)
-		}
-		text, err := scalarText(value)
-		if err != nil {
-			return "", fmt.Errorf("path argument %q: %w", name, err)
-		}
-		out.WriteString(rest[:open])
-		out.WriteString(url.PathEscape(text))
-		delete(args, name)
-		rest = rest[open+end+1:]
+		return nil
 	}
+	for i := 0; i < len(template); {
+		c := template[i]
+		switch {
+		case c == '{':
+			end := strings.IndexByte(template[i:], '}')
+			if end < 0 {
+				return "", fmt.Errorf("path %q has an unclosed {", template)
+			}
+			name := template[i+1 : i+end]
+			value, ok := args[name]
+			if !ok {
+				return "", fmt.Errorf("the path %q needs argument %q, which the call did not supply", template, name)
+			}
+			text, err := scalarText(value)
+			if err != nil {
+				return "", fmt.Errorf("path argument %q: %w", name, err)
+			}
+			if inQuery {
+				out.WriteString(url.QueryEscape(text))
+			} else {
+				out.WriteString(url.PathEscape(text))
+				segArg = name
+			}
+			if consume {
+				delete(args, name)
+			}
+			i += end + 1
+			continue
+		case !inQuery && (c == '/' || c == '?'):
+			if err := endSegment(); err != nil {
+				return "", err
+			}
+			out.WriteByte(c)
+			segStart, segArg, inQuery = out.Len(), "", c == '?'
+		default:
+			out.WriteByte(c)
+		}
+		i++
+	}
+	if !inQuery {
+		if err := endSegment(); err != nil {
+			return "", err
+		}
+	}
+	return out.String(), nil
 }
 
 // queryString encodes arguments as a query string, keys sorted: scalars as

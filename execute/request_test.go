@@ -38,6 +38,19 @@ func TestBuildRequest(t *testing.T) {
 			wantMethod: "POST", wantURL: "http://h/x", wantBody: `{"n":1.0}`},
 		{name: "PATCH body", base: "http://h", method: "patch", path: "/x/{id}", args: map[string]any{"id": "1", "q": "v"},
 			wantMethod: "PATCH", wantURL: "http://h/x/1", wantBody: `{"q":"v"}`},
+		{name: "query template values stay one parameter", base: "http://h", method: "GET", path: "/orders?customer={c}&status=open",
+			args: map[string]any{"c": "c1&status=all&admin=true#f+g h"}, wantMethod: "GET",
+			wantURL: "http://h/orders?customer=c1%26status%3Dall%26admin%3Dtrue%23f%2Bg+h&status=open"},
+		{name: "path values stay one segment", base: "http://h", method: "GET", path: "/orders/{id}",
+			args: map[string]any{"id": "a/../b?c#d"}, wantMethod: "GET", wantURL: "http://h/orders/a%2F..%2Fb%3Fc%23d"},
+		{name: "dot-dot segment", base: "http://h", method: "GET", path: "/orders/{id}/refunds",
+			args: map[string]any{"id": ".."}, wantErr: `argument "id" cannot be sent: it would make the path segment "..", which names another resource than the one meant (an empty segment, . or ..)`},
+		{name: "dot segment at the end", base: "http://h", method: "GET", path: "/orders/{id}",
+			args: map[string]any{"id": "."}, wantErr: `argument "id" cannot be sent: it would make the path segment ".", which names another resource than the one meant (an empty segment, . or ..)`},
+		{name: "empty segment before the query", base: "http://h", method: "GET", path: "/orders/{id}?x=1",
+			args: map[string]any{"id": ""}, wantErr: `argument "id" cannot be sent: it would make the path segment "", which names another resource than the one meant (an empty segment, . or ..)`},
+		{name: "dots beside literal text are no dot segment", base: "http://h", method: "GET", path: "/files/{name}.json",
+			args: map[string]any{"name": "."}, wantMethod: "GET", wantURL: "http://h/files/..json"},
 		{name: "unclosed brace", base: "http://h", method: "GET", path: "/x/{id",
 			wantErr: `path "/x/{id" has an unclosed {`},
 	}
@@ -63,6 +76,40 @@ func TestBuildRequest(t *testing.T) {
 			}
 			if len(tt.args) > 0 && len(a.Args) != len(tt.args) {
 				t.Error("buildRequest changed the attempt's args")
+			}
+		})
+	}
+}
+
+func TestOperationKeyHeaderRefused(t *testing.T) {
+	tests := []struct {
+		name, key string
+		args      map[string]any
+		wantErr   string
+	}{
+		{"CRLF from an argument", "tag:o1:x\r\n:r1", map[string]any{"order_id": "o1", "tag": "x\r\n"},
+			`argument "tag" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it holds the control character '\r', which cannot be sent in the header`},
+		{"NUL", "k\x00", map[string]any{"a": "k\x00"},
+			`argument "a" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it holds the control character '\x00', which cannot be sent in the header`},
+		{"trailing blank", "tag:x ", map[string]any{"t": "x "},
+			`argument "t" cannot be sent: it goes into the operation key sent in the Idempotency-Key header, and it begins or ends with a blank, which the header would not carry`},
+		{"tab and non-ASCII inside are fine", "k\tü", map[string]any{"a": "k\tü"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Attempt{
+				Tool:         &config.Tool{Request: &config.Request{Method: "POST", Path: "/tags"}, Idempotency: config.Idempotency{Header: "Idempotency-Key"}},
+				Dependency:   &config.Dependency{BaseURL: "http://h"},
+				Args:         tt.args,
+				OperationKey: tt.key,
+			}
+			_, err := buildRequest(a)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Fatalf("error = %q, want %q", got, tt.wantErr)
 			}
 		})
 	}

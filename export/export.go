@@ -1,6 +1,6 @@
 // Package export turns toolgate's configured tools into the tool lists of
-// the model ecosystems: OpenAI chat-completions function tools, Anthropic
-// tools, and MCP tools. It is pure: a config in, plain values out, so the
+// the model ecosystems: OpenAI chat-completions function tools, OpenAI
+// Responses API function tools, Anthropic tools, and MCP tools. It is pure: a config in, plain values out, so the
 // server's GET /v1/tools, `toolgate tools` and the MCP server all say the
 // same thing.
 //
@@ -23,6 +23,8 @@ const (
 	FormatToolgate = ""
 	// FormatOpenAI is the OpenAI chat-completions "tools" array.
 	FormatOpenAI = "openai"
+	// FormatOpenAIResponses is the OpenAI Responses API "tools" array.
+	FormatOpenAIResponses = "openai-responses"
 	// FormatAnthropic is the Anthropic Messages API "tools" array.
 	FormatAnthropic = "anthropic"
 	// FormatMCP is the MCP tools/list "tools" array.
@@ -30,7 +32,7 @@ const (
 )
 
 // Formats lists the named formats, for messages and flag help.
-var Formats = []string{FormatOpenAI, FormatAnthropic, FormatMCP}
+var Formats = []string{FormatOpenAI, FormatOpenAIResponses, FormatAnthropic, FormatMCP}
 
 // Format returns the tool list of cfg in the named format: a
 // *ToolgateList for "" (toolgate's own shape), else the ecosystem's array.
@@ -41,6 +43,8 @@ func Format(cfg *config.Config, name string) (any, error) {
 		return &ToolgateList{Tools: Toolgate(cfg)}, nil
 	case FormatOpenAI:
 		return OpenAI(cfg), nil
+	case FormatOpenAIResponses:
+		return OpenAIResponses(cfg), nil
 	case FormatAnthropic:
 		return Anthropic(cfg), nil
 	case FormatMCP:
@@ -125,6 +129,32 @@ func OpenAI(cfg *config.Config) []OpenAITool {
 	return out
 }
 
+// OpenAIResponsesTool is one function tool of the OpenAI Responses API:
+// flat, {"type": "function", "name", "description", "parameters",
+// "strict"}, where the Responses API requires strict.
+type OpenAIResponsesTool struct {
+	Type        string         `json:"type"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+	// Strict is true only when the schema meets OpenAI's strict mode (as
+	// for OpenAIFunction); false otherwise, since the Responses API
+	// defaults to strict when it is absent.
+	Strict bool `json:"strict"`
+}
+
+// OpenAIResponses returns every tool as an OpenAI Responses API function
+// tool.
+func OpenAIResponses(cfg *config.Config) []OpenAIResponsesTool {
+	out := []OpenAIResponsesTool{}
+	for _, t := range tools(cfg) {
+		schema := inputSchema(t)
+		out = append(out, OpenAIResponsesTool{Type: "function", Name: t.Name, Description: t.Description,
+			Parameters: schema, Strict: strictCompatible(schema)})
+	}
+	return out
+}
+
 // AnthropicTool is one tool of the Anthropic Messages API.
 type AnthropicTool struct {
 	Name        string         `json:"name"`
@@ -139,50 +169,6 @@ func Anthropic(cfg *config.Config) []AnthropicTool {
 		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t)})
 	}
 	return out
-}
-
-// MCPTool is one tool of an MCP tools/list answer.
-type MCPTool struct {
-	Name         string         `json:"name"`
-	Description  string         `json:"description"`
-	InputSchema  map[string]any `json:"inputSchema"`
-	OutputSchema map[string]any `json:"outputSchema,omitempty"`
-	Annotations  MCPAnnotations `json:"annotations"`
-}
-
-// MCPAnnotations are the behaviour hints of an MCP tool, derived from the
-// tool's effect: a read is read-only, idempotent and not destructive; an
-// idempotent tool is idempotent but may overwrite (destructive); a write is
-// neither read-only nor idempotent, and destructive.
-type MCPAnnotations struct {
-	ReadOnlyHint    bool `json:"readOnlyHint"`
-	IdempotentHint  bool `json:"idempotentHint"`
-	DestructiveHint bool `json:"destructiveHint"`
-}
-
-// MCP returns every tool in MCP's shape. outputSchema is given only when
-// the tool configures one and it describes an object (as MCP requires).
-func MCP(cfg *config.Config) []MCPTool {
-	out := []MCPTool{}
-	for _, t := range tools(cfg) {
-		m := MCPTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t), Annotations: Annotations(effect(t))}
-		if t.OutputSchema != nil && t.OutputSchema["type"] == "object" {
-			m.OutputSchema = cloneMap(t.OutputSchema)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// Annotations derives the MCP hints from an effect.
-func Annotations(e types.Effect) MCPAnnotations {
-	switch e {
-	case types.EffectRead:
-		return MCPAnnotations{ReadOnlyHint: true, IdempotentHint: true}
-	case types.EffectIdempotent:
-		return MCPAnnotations{IdempotentHint: true, DestructiveHint: true}
-	}
-	return MCPAnnotations{DestructiveHint: true}
 }
 
 // tools returns cfg's tools sorted by name, skipping empty entries.

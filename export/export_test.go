@@ -83,10 +83,16 @@ func TestFormats(t *testing.T) {
 		}, []string{`"strict"`, `"parameters"`}},
 		{"MCP", []string{
 			`{"name":"get_order","description":"Look up one order.","inputSchema":{`,
-			`"outputSchema":{"properties":{"customer_id":{"type":"string"}},"type":"object"},"annotations":{"readOnlyHint":true,"idempotentHint":true,"destructiveHint":false}}`,
-			`"name":"set_address"`, `"annotations":{"readOnlyHint":false,"idempotentHint":true,"destructiveHint":true}`,
-			`"annotations":{"readOnlyHint":false,"idempotentHint":false,"destructiveHint":true}`,
+			`"outputSchema":{"properties":{"data":{"anyOf":[{"properties":{"customer_id":{"type":"string"}},"type":"object"},{"type":"null"}]},`,
+			`"annotations":{"readOnlyHint":true,"idempotentHint":true,"destructiveHint":false,"openWorldHint":true}}`,
+			`"name":"set_address"`, `"annotations":{"readOnlyHint":false,"idempotentHint":true,"destructiveHint":true,"openWorldHint":true}`,
+			`"annotations":{"readOnlyHint":false,"idempotentHint":false,"destructiveHint":true,"openWorldHint":true}`,
 		}, []string{`"input_schema"`}},
+		{"openai-responses", []string{
+			`[{"type":"function","name":"get_order","description":"Look up one order.","parameters":{"additionalProperties":false,"properties":{"order_id":{"type":"string"}},"required":["order_id"],"type":"object"},"strict":true}`,
+			`{"type":"function","name":"issue_refund","description":"Refund part or all of an order to the customer.","parameters":{`,
+			`"required":["order_id","amount_paise"],"type":"object"},"strict":false}`,
+		}, []string{`"function":{`, `"input_schema"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
@@ -107,7 +113,7 @@ func TestFormats(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Format(cfg, "gemini"); err == nil || !strings.Contains(err.Error(), "openai, anthropic, mcp") {
+	if _, err := Format(cfg, "gemini"); err == nil || !strings.Contains(err.Error(), "openai, openai-responses, anthropic, mcp") {
 		t.Errorf("unknown format: %v", err)
 	}
 }

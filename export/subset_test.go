@@ -46,6 +46,10 @@ func listedNames(t *testing.T, list any) []string {
 		for _, x := range l {
 			out = append(out, x.Function.Name)
 		}
+	case []OpenAIResponsesTool:
+		for _, x := range l {
+			out = append(out, x.Name)
+		}
 	case []AnthropicTool:
 		for _, x := range l {
 			out = append(out, x.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -27,6 +28,10 @@ const (
 
 // MaxCallIDBytes bounds a call id sent in _meta.
 const MaxCallIDBytes = 256
+
+// MaxToolNameBytes bounds the tool a tools/call names, as on the HTTP API:
+// no configured tool has a longer name.
+const MaxToolNameBytes = 128
 
 // callTool is the handler of every configured tool: one call through the
 // pipeline, its envelope as the result.
@@ -83,6 +88,9 @@ func (s *server) unknownTools(ks *keyServer) mcp.Middleware {
 // JSON-RPC error: the request was wrong, or the store failed.
 func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Result, error) {
 	p := req.Params
+	if len(p.Name) > MaxToolNameBytes {
+		return nil, invalidParams("the tool name is %d bytes long; no tool's name is longer than %d (see tools/list)", len(p.Name), MaxToolNameBytes)
+	}
 	args, err := arguments(p.Arguments)
 	if err != nil {
 		return nil, err
@@ -95,7 +103,7 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if err != nil {
 		return nil, err
 	}
-	runID, err := s.runFor(ctx, req.Session, who, m.runID)
+	run, err := s.runFor(ctx, req.Session, who, m.runID)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +111,13 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	if callID == "" {
 		callID = "mcp_" + strings.ToLower(rand.Text()[:16])
 	}
-	res, err := s.gw.Do(ctx, &types.Call{RunID: runID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
+	// The call's span is the child of the traceparent in _meta, if any.
+	ctx = tracectx.FromMeta(ctx, p.Meta)
+	res, err := s.gw.Do(ctx, &types.Call{RunID: run.ID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
 	if err != nil {
 		return nil, s.internal("running the call", err)
 	}
+	res.Meta.RunID = run.PublicID()
 	return res, nil
 }
 

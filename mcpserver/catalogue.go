@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -88,7 +89,7 @@ func (s *server) serverFor(key string) *keyServer {
 		// changes what this key sees.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})}
-	ks.mcp.AddReceivingMiddleware(s.unknownTools(ks))
+	ks.mcp.AddReceivingMiddleware(s.followView, s.unknownTools(ks))
 	ks.sync(s.listed(key), s.callTool)
 	s.servers[key] = ks
 	return ks
@@ -98,6 +99,7 @@ func (s *server) serverFor(key string) *keyServer {
 // name, which the SDK's token check put in the context), or of
 // development mode.
 func (s *server) forRequest(r *http.Request) *mcp.Server {
+	s.refreshIfChanged()
 	key := ""
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		key = ti.UserID
@@ -105,9 +107,22 @@ func (s *server) forRequest(r *http.Request) *mcp.Server {
 	return s.serverFor(key).mcp
 }
 
+// refreshIfChanged refreshes when the view's configuration is not the one
+// the lists were last made from (a reload swapped it), so that the first
+// request after a reload, on any session, brings every list up to date
+// even when nobody called Refresh.
+func (s *server) refreshIfChanged() {
+	cfg := s.view.Config()
+	if seen := s.seen.Load(); seen == cfg || !s.seen.CompareAndSwap(seen, cfg) {
+		return
+	}
+	s.refresh()
+}
+
 // refresh brings every key's server up to date with the view: each session
 // whose list changes is sent notifications/tools/list_changed.
 func (s *server) refresh() {
+	s.seen.Store(s.view.Config())
 	s.mu.Lock()
 	servers := make([]*keyServer, 0, len(s.servers))
 	for _, ks := range s.servers {
@@ -124,3 +139,12 @@ func (s *server) refresh() {
 // notifications/tools/list_changed. Call it after the gateway's
 // configuration changed (a reload, an upstream's new tool list).
 func (h *HTTPHandler) Refresh() { h.s.refresh() }
+
+// followView is receiving middleware that brings the lists up to date
+// before each request when the configuration changed (refreshIfChanged).
+func (s *server) followView(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, r mcp.Request) (mcp.Result, error) {
+		s.refreshIfChanged()
+		return next(ctx, method, r)
+	}
+}

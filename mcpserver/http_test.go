@@ -65,14 +65,14 @@ func TestHTTPSessionsAreRunsOfTheirKey(t *testing.T) {
 	if b1.Meta.RunID == a1.Meta.RunID || b1.Meta.Step != 1 {
 		t.Errorf("a second session shares run %s, want its own", b1.Meta.RunID)
 	}
-	ra, err := gw.GetRun(t.Context(), a1.Meta.RunID)
+	ra, err := gw.GetRun(t.Context(), types.ScopedRunID("support-bot", a1.Meta.RunID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ra.Owner != "support-bot" || ra.Principal.ID != "cust_42" || !ra.Principal.Can("refunds:write") {
 		t.Errorf("run of support-bot: owner %q principal %+v, want the key entry's principal", ra.Owner, ra.Principal)
 	}
-	rb, err := gw.GetRun(t.Context(), b1.Meta.RunID)
+	rb, err := gw.GetRun(t.Context(), types.ScopedRunID("billing", b1.Meta.RunID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,19 +80,20 @@ func TestHTTPSessionsAreRunsOfTheirKey(t *testing.T) {
 		t.Errorf("run of billing (a key without a principal): owner %q principal %+v, want {id: billing}", rb.Owner, rb.Principal)
 	}
 
-	// A run named in _meta belongs to the key that made it.
+	// A run named in _meta belongs to the key that made it: another key
+	// naming the same id gets a run of its own, as on the HTTP API, even a
+	// key with the same principal.
 	named := mcp.Meta{mcpserver.MetaRunID: "shared"}
-	if _, env := mustCall(t, a, "get_order", args, named); env.Meta.RunID != "shared" {
-		t.Fatalf("run %s, want shared", env.Meta.RunID)
+	for _, cs := range []*mcp.ClientSession{a, a} {
+		mustCall(t, cs, "get_order", args, named)
 	}
-	_, err = call(t, b, "get_order", args, named)
-	if e := rpcError(t, err); e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "another key") {
-		t.Errorf("another key naming the run: %d %q, want invalid params (another key)", e.Code, e.Message)
+	for _, cs := range []*mcp.ClientSession{b, connectHTTP(t, endpoint, "test-key-support-2")} {
+		if _, env := mustCall(t, cs, "get_order", args, named); env.Meta.RunID != "shared" || env.Meta.Step != 1 {
+			t.Errorf("another key naming run shared: run %s step %d, want its own run shared at step 1", env.Meta.RunID, env.Meta.Step)
+		}
 	}
-	// Even a key with the same principal: runs are per key, as on the HTTP API.
-	c := connectHTTP(t, endpoint, "test-key-support-2")
-	if _, err = call(t, c, "get_order", args, named); err == nil {
-		t.Error("a third key used the run of support-bot")
+	if _, env := mustCall(t, a, "get_order", args, named); env.Meta.Step != 3 {
+		t.Errorf("support-bot's run shared is at step %d, want 3", env.Meta.Step)
 	}
 }
 
@@ -175,7 +176,7 @@ func TestUnknownToolIsRecorded(t *testing.T) {
 	if _, err := call(t, cs, "refund_everything", nil, mcp.Meta{mcpserver.MetaRunID: "r1"}); err == nil {
 		t.Fatal("an unknown tool was answered with a result")
 	}
-	rows, err := gw.History(t.Context(), "r1")
+	rows, err := gw.History(t.Context(), types.ScopedRunID("support-bot", "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,4 +147,15 @@ func TestRefreshNotifiesTheSessionsWhoseListChanged(t *testing.T) {
 	if n := len(betaHTTPChanged); n != 0 {
 		t.Errorf("beta, whose list did not change, got %d list_changed", n)
 	}
+
+	// Without a Refresh: the next request on any session after the
+	// configuration changed brings every list up to date.
+	v.cur.Store(before)
+	if got := listNames(t, betaHTTP); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("beta lists %v, want [b]", got)
+	}
+	<-alphaHTTPChanged
+	if got := listNames(t, alphaHTTP); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("alpha lists %v after the change back, want [a]", got)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
 )
 
 // runIDPattern is the HTTP API's: run ids stay safe in a URL path and a log
@@ -41,10 +42,13 @@ func (s *server) caller(req *mcp.CallToolRequest) (caller, error) {
 	return s.local, nil
 }
 
-// runFor returns the id of the run a call goes to, creating the run on
-// first use: the call's own run id, else Options.RunID, else the session's.
-// A run that belongs to another key is refused.
-func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, named string) (string, error) {
+// runFor returns the run a call goes to, creating it on first use: the
+// call's own run id, else Options.RunID, else the session's. The run is
+// stored under an id scoped to the caller's key (types.ScopedRunID), as
+// the HTTP API does, so another key's run of the same id is another run
+// and its existence is not revealed; a run the key created before run ids
+// were scoped is found by its bare id.
+func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, named string) (*types.Run, error) {
 	id := named
 	if id == "" {
 		id = s.opts.RunID
@@ -52,20 +56,26 @@ func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, 
 	if id == "" {
 		id = s.sessionRun(ss)
 	}
-	run, err := s.gw.GetRun(ctx, id)
+	scoped := types.ScopedRunID(who.key, id)
+	run, err := s.gw.GetRun(ctx, scoped)
+	if errors.Is(err, toolgate.ErrUnknownRun) && scoped != id {
+		if legacy, lerr := s.gw.GetRun(ctx, id); lerr == nil && legacy.Owner == who.key {
+			run, err = legacy, nil
+		}
+	}
 	if errors.Is(err, toolgate.ErrUnknownRun) {
-		run, err = s.gw.StartRun(ctx, toolgate.RunOptions{ID: id, Principal: who.principal, Owner: who.key})
+		run, err = s.gw.StartRun(ctx, toolgate.RunOptions{ID: scoped, Principal: who.principal, Owner: who.key})
 		if errors.Is(err, store.ErrRunExists) { // a concurrent first call made it
-			run, err = s.gw.GetRun(ctx, id)
+			run, err = s.gw.GetRun(ctx, scoped)
 		}
 	}
 	if err != nil {
-		return "", s.internal("opening run "+id, err)
+		return nil, s.internal("opening run "+id, err)
 	}
 	if len(s.keys) > 0 && run.Owner != who.key {
-		return "", invalidParams("run %q belongs to another key: name another run in _meta %q, or leave it out for the session's run", id, MetaRunID)
+		return nil, invalidParams("run %q cannot be used with this key: name another run in _meta %q, or leave it out for the session's run", id, MetaRunID)
 	}
-	return run.ID, nil
+	return run, nil
 }
 
 // sessionRun is the id of a session's own run: a hash of the session id

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -78,10 +79,12 @@ type server struct {
 	mu       sync.Mutex
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
 	servers  map[string]*keyServer         // by key name ("" without keys)
+	seen     atomic.Pointer[config.Config] // the configuration the lists were made from
 }
 
-// newServer builds the SDK server. When Options.Key does not pick a
-// caller for keyless calls, s.local says why and such calls are refused.
+// newServer prepares the server; each key's SDK server is made on its
+// first session (serverFor). When Options.Key does not pick a caller for
+// keyless calls, s.local says why and such calls are refused.
 func newServer(gw *toolgate.Gateway, opts Options) *server {
 	s := &server{gw: gw, view: gw, cfg: gw.Config(), opts: opts, log: opts.Logger,
 		anonRuns: map[*mcp.ServerSession]string{}, servers: map[string]*keyServer{}}
@@ -95,6 +98,7 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 		version = buildVersion()
 	}
 	s.impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}
+	s.seen.Store(s.cfg)
 	return s
 }
 
@@ -185,12 +189,17 @@ func (s *server) serve(ctx context.Context, t mcp.Transport) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
+	changed := s.opts.ToolsChanged
 wait:
 	for {
 		select {
 		case err = <-done:
 			break wait
-		case <-s.opts.ToolsChanged:
+		case _, open := <-changed:
+			if !open {
+				changed = nil // closed: no more changes will be told
+				continue
+			}
 			s.refresh()
 		case <-ctx.Done():
 			ss.Close()

@@ -117,11 +117,12 @@ func TestStdioPicksTheKey(t *testing.T) {
 		name, text, key string
 		want            string // error text; "" = serves, principal below
 		principal       string
+		owner           string // the key that owns the run
 	}{
-		{"the only key", configText(t, url), "", "", "cust_42"},
-		{"named key", two, "billing", "", "billing"},
-		{"several keys, none named", two, "", "choose whose principal", ""},
-		{"no such key", two, "nobody", `no auth.keys entry is named "nobody"`, ""},
+		{"the only key", configText(t, url), "", "", "cust_42", "support-bot"},
+		{"named key", two, "billing", "", "billing", "billing"},
+		{"several keys, none named", two, "", "choose whose principal", "", ""},
+		{"no such key", two, "nobody", `no auth.keys entry is named "nobody"`, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,7 +146,7 @@ func TestStdioPicksTheKey(t *testing.T) {
 			if env.Meta.RunID != "run-"+c.principal {
 				t.Errorf("run %s, want Options.RunID run-%s", env.Meta.RunID, c.principal)
 			}
-			run, err := gw.GetRun(t.Context(), env.Meta.RunID)
+			run, err := gw.GetRun(t.Context(), types.ScopedRunID(c.owner, env.Meta.RunID))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,6 +45,19 @@ type Facts struct {
 	MaxBytes int
 	// RuleNext overrides the advice for a rule refusal.
 	RuleNext types.Next
+	// Answer is the tool's answer that did not match its output_schema
+	// (code invalid_output): shown in the observation, since it is not the
+	// result's data.
+	Answer []byte
+	// Permanent says the dependency's failure will recur on a repeat of
+	// the same call (a redirect, a status it does not use for passing
+	// trouble, an answer too large): retrying is no advice.
+	Permanent bool
+	// TooLarge says the dependency's answer was larger than toolgate takes.
+	TooLarge bool
+	// DataDepth, when set, is how deep the answer's JSON was nested, past
+	// the limit: data carries it as a string (meta.omitted.depth).
+	DataDepth int
 }
 
 // Annotate fills in res.Observation and the advice fields of res.Meta.
@@ -81,7 +94,7 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	case types.CodeUnknownTool, types.CodeMissingArguments, types.CodeUnknownArguments,
 		types.CodeWrongType, types.CodeInvalidArgument:
 		return types.NextFixArgs, 0, ""
-	case types.CodeForbidden, types.CodeInternalError:
+	case types.CodeForbidden, types.CodeInternalError, types.CodeInvalidOutput:
 		return types.NextEscalate, 0, ""
 	case types.CodeNotOwner, types.CodeIdempotencyConflict, types.CodeStepBudgetExhausted, types.CodeApprovalDenied:
 		return types.NextStop, 0, ""
@@ -89,12 +102,25 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		if res.Meta.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite {
 			return types.NextVerify, 0, f.VerifyWith
 		}
+		switch {
+		case f.TooLarge:
+			return types.NextFixArgs, 0, ""
+		case f.Permanent:
+			return types.NextEscalate, 0, ""
+		}
 		if f.RetryAfter > 0 {
 			return types.NextWait, ms(f.RetryAfter), ""
 		}
 		return types.NextRetry, 0, ""
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
 		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeRunBusy:
+		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			return types.NextWait, ms(f.RetryAfter), ""
+		}
+		return types.NextEscalate, 0, ""
 	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome:
 		return types.NextVerify, ms(f.RetryAfter), f.VerifyWith
 	case types.CodeRejected:
@@ -149,6 +175,14 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 		text, omitted = Render(res.Data, max)
 		b.WriteString(text)
 	}
+	if f.DataDepth > 0 {
+		fmt.Fprintf(b, " (The answer was JSON nested %d levels deep, past toolgate's limit: data carries its text as a string.)", f.DataDepth)
+		if omitted == nil {
+			omitted = &types.Omitted{}
+		}
+		omitted.Depth = f.DataDepth
+		m.Omitted = omitted
+	}
 	if omitted != nil {
 		m.Omitted = omitted
 		if omitted.Total > 0 {
@@ -189,6 +223,14 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " Nothing was done. Wait %s before trying %s again, or use another approach or escalate.", seconds(f.RetryAfter), dep)
 	case types.CodeDuplicateInFlight:
 		fmt.Fprintf(b, " The same operation is running right now; wait %s and repeat this exact call to get its result. Do not change the arguments.", seconds(f.RetryAfter))
+	case types.CodeRunBusy:
+		fmt.Fprintf(b, " Nothing was done: another call of this run that reads or changes the run's state was still running. Wait %s and repeat this exact call; it will be judged against the state that call leaves.", seconds(f.RetryAfter))
+	case types.CodeQuotaExceeded:
+		if f.RetryAfter > 0 {
+			fmt.Fprintf(b, " Nothing was done. Wait %s and repeat the call, or escalate if it cannot wait.", seconds(f.RetryAfter))
+		} else {
+			b.WriteString(" Nothing was done, and waiting will not help: escalate to a person.")
+		}
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
 		switch {
 		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
@@ -198,6 +240,10 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 			} else {
 				verifyFirst(b, f)
 			}
+		case f.TooLarge:
+			b.WriteString(" Repeating the same call will get the same answer: ask for less (a narrower query, a smaller page), or escalate.")
+		case f.Permanent:
+			b.WriteString(" Repeating the same call will get the same answer; this needs a person: escalate.")
 		case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
 			fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
 		default:
@@ -207,6 +253,9 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " %s refused it and nothing was done; repeating the same call will get the same answer.", dep)
 	case types.CodeIdempotencyConflict:
 		b.WriteString(" Nothing was sent.")
+	case types.CodeInvalidOutput:
+		invalidOutput(b, res, f)
+		return
 	case types.CodeApprovalRequired:
 		fmt.Fprintf(b, " A person must approve it first (approval %s). Wait, then repeat this exact call once it is approved.", m.ApprovalID)
 	}
@@ -229,6 +278,22 @@ func verifyFirst(b *strings.Builder, f *Facts) {
 		fmt.Fprintf(b, ": %s and %s take the same arguments.", strings.Join(f.ReadTools[:len(f.ReadTools)-1], ", "), f.ReadTools[len(f.ReadTools)-1])
 	}
 	b.WriteString(" If the read cannot tell, escalate to a person.")
+}
+
+// invalidOutput explains an answer that broke the tool's output_schema:
+// what was done, the answer as received, and to escalate.
+func invalidOutput(b *strings.Builder, res *types.Result, f *Facts) {
+	if res.Meta.SideEffect == types.SideEffectCommitted {
+		b.WriteString(" The action WAS carried out; do not repeat it.")
+	} else {
+		b.WriteString(" Nothing was changed.")
+	}
+	b.WriteString(" The answer is not given as data because it does not have the declared shape; repeating the call will not fix that: escalate so the tool's output_schema or the service is corrected.")
+	if len(f.Answer) > 0 {
+		text, _ := Render(f.Answer, max(f.MaxBytes-b.Len()-40, 64))
+		b.WriteString(" Answer as received: ")
+		b.WriteString(text)
+	}
 }
 
 func orTool(s, fallback string) string {

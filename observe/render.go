@@ -3,7 +3,6 @@ package observe
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/types"
@@ -17,22 +16,26 @@ func Render(data json.RawMessage, max int) (string, *types.Omitted) {
 	if max < 64 {
 		max = 64
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, data); err != nil {
-		buf.Reset()
-		buf.Write(data)
+	text := data // already compact: used as it is, not copied
+	if !compact(data) || !json.Valid(data) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			buf.Reset()
+			buf.Write(data)
+		}
+		text = buf.Bytes()
 	}
-	if buf.Len() <= max {
-		return buf.String(), nil
+	if len(text) <= max {
+		return string(text), nil
 	}
-	if s, om, ok := shortenList(buf.Bytes(), max); ok {
+	if s, om, ok := shortenList(text, max); ok {
 		return s, om
 	}
 	cut := max
-	for cut > 0 && !utf8.RuneStart(buf.Bytes()[cut]) {
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
 		cut--
 	}
-	return buf.String()[:cut] + "…", &types.Omitted{ShownBytes: cut, TotalBytes: buf.Len()}
+	return string(text[:cut]) + "…", &types.Omitted{ShownBytes: cut, TotalBytes: len(text)}
 }
 
 // compact reports whether data has no whitespace outside its strings, so
@@ -56,60 +59,145 @@ func compact(data []byte) bool {
 	return true
 }
 
+// shortenList shortens the data, when it is a list, or else its longest
+// top-level list field, to the items that fit in max bytes. It works on the
+// compact encoding by offsets and decodes nothing, so a huge answer of
+// small items costs no memory beyond the text shown (decoding each item
+// used to cost many times the answer's size).
 func shortenList(compact []byte, max int) (string, *types.Omitted, bool) {
-	var list []json.RawMessage
-	if json.Unmarshal(compact, &list) == nil {
-		return fitList(list, max, func(items []json.RawMessage) []byte {
-			b, _ := json.Marshal(items)
-			return b
-		}, "")
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(compact, &obj) != nil {
+	switch {
+	case len(compact) > 1 && compact[0] == '[':
+		end, shown, total, ok := fitItems(compact, max-1)
+		if !ok {
+			return "", nil, false
+		}
+		return closeList(compact[:end], shown), &types.Omitted{Shown: shown, Total: total}, true
+	case len(compact) > 1 && compact[0] == '{':
+	default:
 		return "", nil, false
 	}
-	field, longest := "", 0
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if v := obj[k]; len(v) > longest && len(v) > 0 && v[0] == '[' {
-			field, longest = k, len(v)
+	// The longest list-valued member, by the size of its value; the first
+	// in key order among equals.
+	field, valueAt, valueEnd := "", 0, 0
+	for i := 1; i < len(compact) && compact[i] == '"'; {
+		keyEnd := skipValue(compact, i)
+		if keyEnd < 0 || keyEnd >= len(compact) || compact[keyEnd] != ':' {
+			return "", nil, false
 		}
+		vs := keyEnd + 1
+		ve := skipValue(compact, vs)
+		if ve < 0 {
+			return "", nil, false
+		}
+		if compact[vs] == '[' {
+			var key string
+			if json.Unmarshal(compact[i:keyEnd], &key) != nil {
+				return "", nil, false
+			}
+			if size, longest := ve-vs, valueEnd-valueAt; size > longest || size == longest && field != "" && key < field {
+				field, valueAt, valueEnd = key, vs, ve
+			}
+		}
+		if ve >= len(compact) || compact[ve] != ',' {
+			break
+		}
+		i = ve + 1
 	}
 	if field == "" {
 		return "", nil, false
 	}
-	if json.Unmarshal(obj[field], &list) != nil {
+	rest := len(compact) - (valueEnd - valueAt) // the object without the list
+	end, shown, total, ok := fitItems(compact[valueAt:valueEnd], max-rest-1)
+	if !ok {
 		return "", nil, false
 	}
-	return fitList(list, max, func(items []json.RawMessage) []byte {
-		out := make(map[string]json.RawMessage, len(obj))
-		for k, v := range obj {
-			out[k] = v
-		}
-		out[field], _ = json.Marshal(items)
-		b, _ := json.Marshal(out)
-		return b
-	}, field)
+	list := closeList(compact[valueAt:valueAt+end], shown)
+	out := make([]byte, 0, rest+len(list))
+	out = append(append(append(out, compact[:valueAt]...), list...), compact[valueEnd:]...)
+	return string(out), &types.Omitted{Shown: shown, Total: total, Field: field}, true
 }
 
-// fitList finds by bisection the longest prefix of list whose encoding fits.
-func fitList(list []json.RawMessage, max int, encode func([]json.RawMessage) []byte, field string) (string, *types.Omitted, bool) {
-	lo, hi := 0, len(list)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if len(encode(list[:mid])) <= max {
-			lo = mid
-		} else {
-			hi = mid - 1
+// fitItems walks the items of the compact list at the start of b and
+// returns the offset just past the last item that fits in room bytes
+// (counting the opening bracket), how many items that is, and how many the
+// list has. ok is false when b is not a well-formed list or not even the
+// empty list fits.
+func fitItems(b []byte, room int) (end, shown, total int, ok bool) {
+	if room < 1 || len(b) < 2 || b[0] != '[' {
+		return 0, 0, 0, false
+	}
+	end = 1
+	if b[1] == ']' {
+		return end, 0, 0, true
+	}
+	for i := 1; i < len(b); {
+		e := skipValue(b, i)
+		if e < 0 || e >= len(b) {
+			return 0, 0, 0, false
 		}
+		total++
+		if e <= room && shown == total-1 {
+			end, shown = e, total
+		}
+		if b[e] != ',' {
+			return end, shown, total, b[e] == ']'
+		}
+		i = e + 1
 	}
-	b := encode(list[:lo])
-	if len(b) > max {
-		return "", nil, false
+	return 0, 0, 0, false
+}
+
+// closeList closes the prefix of a compact list cut after its shown items.
+func closeList(prefix []byte, shown int) string {
+	if shown == 0 {
+		return "[]"
 	}
-	return string(b), &types.Omitted{Shown: lo, Total: len(list), Field: field}, true
+	return string(prefix) + "]"
+}
+
+// skipValue returns the offset just past the JSON value that starts at
+// b[i] in compact JSON, or -1 when it is malformed.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth, in := 0, false
+		for j := i; j < len(b); j++ {
+			c := b[j]
+			switch {
+			case in && c == '\\':
+				j++
+			case c == '"':
+				in = !in
+			case in:
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != ']' && b[j] != '}' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }

@@ -13,7 +13,9 @@ import (
 
 // approve handles a refusal by a rule that asks for a person's approval.
 // The approval is bound to the exact action: tool, canonical arguments,
-// principal and config version, with an expiry. It returns nil when an
+// principal and config version, with an expiry; and to the run that asked
+// for it, so that no other run (another key's, asserting the same
+// principal) is told its id or can use it. It returns nil when an
 // approval admits the call (the rules are then checked again, without the
 // approval rules), or the refusal to answer with.
 func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) *validate.Refusal {
@@ -23,7 +25,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 			" This toolgate's store cannot hold approval requests, so the call is refused; escalate to a person."}
 	}
 	now := p.clock.Now()
-	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: p.cfg().Version}
+	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: f.cfg.tools.Version, RunID: f.run.ID}
 	a, err := as.FindApproval(ctx, binding)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return &validate.Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the approval could not be looked up; nothing was done. Try again shortly or escalate."}
@@ -61,24 +63,24 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 	id := "apr_" + randomID(8)
 	err = as.CreateApproval(ctx, &store.Approval{
 		ID: id, Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical,
-		PrincipalID: f.run.Principal.ID, RunID: f.run.ID, ConfigVersion: p.cfg().Version,
+		PrincipalID: f.run.Principal.ID, RunID: f.run.ID, ConfigVersion: f.cfg.tools.Version,
 		Rule: string(r.Code), Reason: r.Message, Status: store.ApprovalPending,
-		CreatedAt: now, ExpiresAt: now.Add(p.cfg().ApprovalTTL.D()),
+		CreatedAt: now, ExpiresAt: now.Add(f.cfg.tools.ApprovalTTL.D()),
 	})
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the approval request could not be recorded; nothing was done. Try again shortly or escalate."}
 	}
 	f.approvalID, f.wait = id, approvalWait
 	return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,
-		Message: fmt.Sprintf("%s Approval %s has been requested from a person; it expires in %s.", r.Message, id, p.cfg().ApprovalTTL)}
+		Message: fmt.Sprintf("%s Approval %s has been requested from a person; it expires in %s.", r.Message, id, f.cfg.tools.ApprovalTTL)}
 }
 
 // recheckApproved runs the rules again with the approval rules passed over:
 // a flat deny rule still refuses an approved action.
 func (p *Pipeline) recheckApproved(f *flight) *validate.Refusal {
-	checked, refusal := p.val().Check(&validate.Input{
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.ID, CallID: f.call.CallID, SkipApprovalRules: true,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID, SkipApprovalRules: true,
 		Key: f.run.Owner,
 	})
 	if checked != nil {

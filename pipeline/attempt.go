@@ -22,6 +22,7 @@ type outcome struct {
 	attempts int
 	retries  int
 	reason   string // why the retries stopped
+	fenced   bool   // stopped before an attempt: this process lost its liveness
 }
 
 // attempt runs a tool against its dependency: breaker, attempt, classify,
@@ -32,7 +33,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	if depName == "" {
 		depName = "tool:" + spec.Name
 	}
-	dep := p.cfg().Dependencies[spec.Dependency]
+	dep := f.cfg.tools.Dependencies[spec.Dependency]
 	var bset config.Breaker
 	var budgetCfg config.RetryBudget
 	if dep != nil {
@@ -58,7 +59,22 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
 
 	var out outcome
+	// A request toolgate cannot build is refused before the breaker is
+	// asked: it says nothing about the dependency's health.
+	if checker, ok := p.exec.(execute.RequestChecker); ok {
+		if fail := checker.CheckRequest(a); fail != nil {
+			out.fail = fail
+			return out
+		}
+	}
 	for {
+		if spec == f.spec && f.fence != nil && !p.fencer.Holds(*f.fence) {
+			// Fencing, checked last before each send: others may take
+			// this write over soon, and it must not reach the dependency
+			// after they may have.
+			out.fenced, out.reason = true, "toolgate lost its liveness in the shared database"
+			return out
+		}
 		ticket, err := br.Allow()
 		if err != nil {
 			var open *breaker.OpenError
@@ -69,9 +85,10 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		actx, span := p.startAttempt(ctx, spec.Name, out.attempts)
+		actx, span := p.startAttempt(ctx, spec, f.purpose, out.attempts)
 		resp, fail := p.exec.Do(actx, a)
 		endAttempt(span, resp, fail)
+		p.recordAttempt(spec.Name, f.purpose)
 		health := breaker.Success
 		if fail != nil {
 			health = fail.BreakerOutcome()
@@ -122,6 +139,9 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.fail == nil {
+		if out.fenced {
+			return envelope.Fail(types.CodeInternalError, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing. Try again in a few seconds.", types.Meta{})
+		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
 			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})
@@ -129,6 +149,7 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 		return envelope.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
 	}
 	fail := out.fail
+	f.failure = fail
 	f.delivered = fail.Delivered
 	f.status = fail.Status
 	f.wait = fail.RetryAfter

@@ -10,7 +10,9 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -20,6 +22,7 @@ import (
 // flight is the working state of one call on its way through the stages.
 type flight struct {
 	call     *types.Call
+	cfg      *live // the configuration the call was admitted under, to its end
 	run      *types.Run
 	state    map[string]any
 	started  time.Time
@@ -30,6 +33,7 @@ type flight struct {
 	depName  string
 	key      string
 	step     int64
+	fence    *store.Fence // the liveness a write was begun under
 
 	attempts   int
 	retries    int
@@ -44,6 +48,11 @@ type flight struct {
 	expectKey  string // Reconcile: the operation this call may only settle
 	takeStep   bool   // the step is taken by the commit of the row
 	approvalID string
+	purpose    monitor.Purpose // why its attempts are sent; "" is monitor.PurposeCall
+	holder     string          // the run's state-writer slot, held until the commit
+	quota      *store.QuotaDenial
+	failure    *execute.Failure // the last attempt's, when the call failed on it
+	dataDepth  int              // an answer nested too deep, carried as text
 }
 
 // Call runs one tool call through the seven stages and returns its result.
@@ -87,11 +96,11 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}
-	f := &flight{call: call, run: run, started: p.clock.Now(), expectKey: expectKey}
+	f := &flight{call: call, run: run, cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	ctx = context.WithoutCancel(ctx)
-	ctx, span := p.startCall(ctx, call)
+	ctx, span := p.startCall(ctx, call, f.cfg.tools)
 	f.traceID = span.SpanContext().TraceID()
 	res := p.finish(ctx, f, p.run(ctx, f))
 	endCall(span, res)
@@ -113,29 +122,16 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	}
 
 	// 1 validate: the pure checks, cheapest first, then ownership (I/O) last.
-	// The state is decoded only for tools whose expressions can see it.
-	if c, ok := p.val().Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil) {
-		st, err := state.Decode(f.run.State)
-		if err != nil {
-			return envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
-		}
-		f.state = st
+	refusal, res := p.judge(ctx, f)
+	if res != nil {
+		return res
 	}
-	st := f.state
-	checked, refusal := p.val().Check(&validate.Input{
-		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: st, RunID: f.run.ID, CallID: f.call.CallID,
-		Key: f.run.Owner,
-	})
-	if checked != nil {
-		f.bind(checked, p.cfg())
-	}
-	if refusal != nil && refusal.Approval && checked != nil {
-		refusal = p.approve(ctx, f, refusal)
-	}
-	if refusal == nil && f.spec.Owner != nil {
-		refusal = p.checkOwner(ctx, f)
-	}
+	// A call that reads or changes the run's state, or uses a quota, is
+	// admitted by the store's Limiter (see stateslot.go): its step, the
+	// run's state-writer slot, its operation and its quota reservations in
+	// one durable write.
+	limiter := p.limiter
+	limited := limiter != nil && refusal == nil && f.expectKey == "" && f.checked.Tool.Limited()
 	// Admission: the call takes its step. A write that passed validation
 	// takes it in the same durable write that begins its operation, where
 	// the store can (store.Admitter). A call that begins no operation (a
@@ -143,9 +139,9 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	// (store.Commit.TakeStep); a read that then finds the budget spent is
 	// answered step_budget_exhausted (its request changed nothing).
 	admitter, merged := p.store.(store.Admitter)
-	merged = merged && refusal == nil && f.spec.Effect == types.EffectWrite && (f.expectKey == "" || f.expectKey == f.key)
-	f.takeStep = !merged && f.expectKey == "" && (refusal != nil || f.spec.Effect != types.EffectWrite)
-	if !merged && !f.takeStep {
+	merged = merged && !limited && refusal == nil && f.spec.Effect == types.EffectWrite && (f.expectKey == "" || f.expectKey == f.key)
+	f.takeStep = !merged && !limited && f.expectKey == "" && (refusal != nil || f.spec.Effect != types.EffectWrite)
+	if !merged && !f.takeStep && !limited {
 		if step, err := p.store.AdmitStep(ctx, f.run.ID); err != nil {
 			return p.admissionFailed(f, err)
 		} else {
@@ -158,14 +154,23 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 
 	// The call now runs to its own deadline.
 	f.deadline = f.started.Add(f.spec.Timeout.Total.D())
-	ctx, cancel := context.WithTimeout(ctx, f.spec.Timeout.Total.D())
+	timeout := f.spec.Timeout.Total.D()
+	if limited {
+		// Admitted under its limits first: a wait for the run's state
+		// writer slot may move the deadline (see stateslot.go).
+		if res := p.admitLimited(ctx, f, limiter); res != nil {
+			return res
+		}
+		timeout = f.deadline.Sub(p.clock.Now())
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	if f.expectKey != "" && f.expectKey != f.key {
 		return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
 	}
 	// 2 execute: a write's intent is durable before its first attempt.
-	if f.spec.Effect == types.EffectWrite {
+	if !limited && f.spec.Effect == types.EffectWrite {
 		if !merged {
 			admitter = nil
 		}
@@ -178,6 +183,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
+		f.dataDepth = out.resp.DataDepth
 		return envelope.OK(out.resp.Data, types.Meta{})
 	}
 	res = p.failed(f, out)
@@ -191,6 +197,36 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	return res
 }
 
+// judge runs stage 1 against f.run: the pure checks, cheapest first, then
+// approvals and ownership (I/O) last. It answers the refusal, if any, or a
+// result when the call cannot be judged at all. The state is decoded only
+// for tools whose expressions can see it.
+func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *types.Result) {
+	f.state = nil
+	if c, ok := f.cfg.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
+		st, err := state.Decode(f.run.State)
+		if err != nil {
+			return nil, envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
+		}
+		f.state = st
+	}
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
+		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
+		Key: f.run.Owner,
+	})
+	if checked != nil {
+		f.bind(checked, f.cfg.tools)
+	}
+	if refusal != nil && refusal.Approval && checked != nil {
+		refusal = p.approve(ctx, f, refusal)
+	}
+	if refusal == nil && f.spec.Owner != nil {
+		refusal = p.checkOwner(ctx, f)
+	}
+	return refusal, nil
+}
+
 // bind records what validation resolved: the tool, its dependency, the
 // operation key.
 func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
@@ -202,12 +238,13 @@ func (f *flight) bind(c *validate.Checked, cfg *config.Config) {
 	}
 	f.dep = cfg.Dependencies[f.spec.Dependency]
 	if f.spec.Effect != types.EffectRead {
-		f.key = operationKey(c, f.run.ID)
+		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
 	}
 }
 
 // operationKey derives the identity of a write from the operation, never the
 // attempt: the tool's template, or a hash of (run, tool, canonical args).
+// bind scopes it to the run's owner (types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
@@ -255,7 +292,9 @@ func ruleNext(r *validate.Refusal) types.Next {
 	case r.Approval:
 		return types.NextWait
 	}
-	return ""
+	// A deny rule's next: (escalate by default), so that meta.next agrees
+	// with what the rule's message tells the model.
+	return r.RuleNext
 }
 
 // keyHonoured says the dependency dedupes this tool's writes by the

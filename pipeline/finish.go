@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/observe"
@@ -21,7 +24,14 @@ import (
 // ledger status and state in one transaction.
 func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *types.Result {
 	effect := types.Effect("")
-	facts := &observe.Facts{Status: f.status, RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext}
+	facts := &observe.Facts{Status: f.status, RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext, DataDepth: f.dataDepth}
+	if fail := f.failure; fail != nil && res.Code() == fail.Code {
+		// An answer that will be the same on a repeat: a status the
+		// dependency does not use for passing trouble (a redirect, 501),
+		// or one too large to take.
+		facts.TooLarge = fail.Kind == execute.KindTooLarge
+		facts.Permanent = facts.TooLarge || fail.Kind == execute.KindStatus && !fail.Transient
+	}
 	m := &res.Meta
 	m.RunID, m.Step, m.Tool, m.CallID = f.run.ID, f.step, f.call.Tool, f.call.CallID
 	m.Attempts, m.IdempotencyKey, m.Verified = f.attempts, f.key, m.Verified || f.verified
@@ -42,13 +52,22 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		m.CompletedAt, facts.CompletedAt = &at, at
 	}
+	if res.OK && !m.Replayed && f.checked != nil {
+		// An answer that breaks the declared output_schema is not data:
+		// strict clients (MCP structuredContent) would reject the result.
+		if err := f.checked.Tool.CheckOutput(res.Data); err != nil {
+			facts.Answer = res.Data
+			res.OK, res.Data = false, json.RawMessage("null")
+			res.Error = &types.Error{Code: types.CodeInvalidOutput, Message: "the answer of " + f.call.Tool + " does not match its output_schema: " + err.Error()}
+		}
+	}
 	envelope.Settle(res, effect, f.delivered)
 	if !res.OK && m.SideEffect == types.SideEffectUnknown && facts.VerifyWith == "" && f.spec != nil {
 		var who *types.Principal
 		if f.run != nil {
 			who = &f.run.Principal
 		}
-		facts.ReadTools = readToolsLike(p.cfg(), f.spec, who)
+		facts.ReadTools = readToolsLike(f.cfg.tools, f.spec, who)
 	}
 	finished := p.clock.Now()
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
@@ -58,7 +77,11 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	// another call of the run committed first.
 	var patchFor func(map[string]any) (json.RawMessage, error)
 	var patch json.RawMessage
-	if res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
+	fenced := p.fencedSettlement(f)
+	if fenced {
+		facts.Note = "toolgate lost its connection to the shared database before recording this outcome, so the run's state was not updated; the operation is checked again on the next repeat."
+	}
+	if !fenced && res.OK && !m.Replayed && f.checked != nil && len(f.checked.Tool.StateExprs) > 0 {
 		data, err := expr.Decode(res.Data)
 		if err == nil {
 			patchFor = func(st map[string]any) (json.RawMessage, error) {
@@ -72,9 +95,12 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 			}
 			patch, err = patchFor(f.state)
 		}
+		if err == nil {
+			err = checkStateSize(f.cfg.tools, f.run.State, patch)
+		}
 		if err != nil {
 			facts.Note = "The run's state was not updated: " + err.Error() + "."
-			patchFor = nil
+			patch, patchFor = nil, nil
 		}
 	}
 	observe.Annotate(res, facts)
@@ -102,6 +128,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 		}
 		envelopeForOp = failed
 	}
+	p.releaseSlot(ctx, f, err == nil)
 	if f.key != "" && f.opUpdate != nil {
 		p.waiters.notify(f.key)
 	}
@@ -126,6 +153,12 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 			if newState, err = state.ApplyRaw(run.State, patch); err != nil {
 				return err
 			}
+			if max := maxStateBytes(f.cfg.tools); int64(len(newState)) > max {
+				// Checked in finish against the state the call read; a
+				// newer state may be bigger: the update is left out.
+				p.log.Warn("state update left out: the state would exceed max_state_bytes", "run", run.ID, "tool", f.call.Tool, "bytes", len(newState), "max", max)
+				newState, patch, patchFor = nil, nil, nil
+			}
 		}
 		argsHash := ""
 		if f.checked != nil {
@@ -142,7 +175,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		if f.traceID.IsValid() {
 			row.TraceID = f.traceID.String()
 		}
-		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version}
+		c := &store.Commit{Execution: row, NewState: newState, ExpectVersion: run.Version, ReleaseWriter: f.holder}
 		if f.takeStep {
 			encoded := row.Result
 			c.TakeStep = func(step int64) json.RawMessage { return monitor.WithStep(encoded, stepAt, step) }
@@ -185,4 +218,44 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 		}
 		return nil
 	}
+}
+
+// fencedSettlement reports whether the call's ledger settlement must be
+// dropped, and drops it: the write was begun under a liveness fence that
+// no longer holds, so other processes may have taken its operation over
+// (and may settle it, and apply its state update, themselves). A deletion
+// stays: it records that nothing was delivered, and leaves the key free.
+func (p *Pipeline) fencedSettlement(f *flight) bool {
+	if f.fence == nil || f.opUpdate == nil || f.opUpdate.Status == "" || p.fencer.Holds(*f.fence) {
+		return false
+	}
+	p.log.Warn("liveness lost before the outcome was recorded; the operation is left to be checked again", "key", f.key, "owner", f.fence.Owner)
+	f.opUpdate = nil
+	return true
+}
+
+// maxStateBytes is the config's max_state_bytes, or its default.
+func maxStateBytes(cfg *config.Config) int64 {
+	if cfg.MaxStateBytes > 0 {
+		return cfg.MaxStateBytes
+	}
+	return config.DefaultMaxStateBytes
+}
+
+// checkStateSize refuses a state update that would make the run's state
+// larger than max_state_bytes: an unbounded state would be stored whole,
+// with its patch, at every call.
+func checkStateSize(cfg *config.Config, old, patch json.RawMessage) error {
+	max := maxStateBytes(cfg)
+	if int64(len(old))+int64(len(patch)) <= max {
+		return nil // cannot exceed it: spare the trial application
+	}
+	newState, err := state.ApplyRaw(old, patch)
+	if err != nil {
+		return err
+	}
+	if int64(len(newState)) > max {
+		return fmt.Errorf("the update would make it %d bytes, more than max_state_bytes (%d); the call's own outcome above stands", len(newState), max)
+	}
+	return nil
 }

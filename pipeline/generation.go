@@ -7,20 +7,17 @@ import (
 	"github.com/toolgate/toolgate/validate"
 )
 
-// generation is one set of tools and their compiled checks. A call reads
-// the current one; SetTools swaps in another without stopping calls.
-type generation struct {
-	tools     *config.Config
-	validator *validate.Validator
-}
-
-func (p *Pipeline) cfg() *config.Config      { return p.gen.Load().tools }
-func (p *Pipeline) val() *validate.Validator { return p.gen.Load().validator }
+// cfg and val are the configuration new calls are admitted under, for the
+// paths that have no call of their own (exports, what-if). A call uses its
+// flight's cfg, the one it was admitted under.
+func (p *Pipeline) cfg() *config.Config      { return p.cur.Load().tools }
+func (p *Pipeline) val() *validate.Validator { return p.cur.Load().validator }
 
 // SetTools compiles cfg (normalized) and makes it the pipeline's tools for
-// the calls that start after it returns: the imported tools of an MCP
-// server that changed its list, for example. On an error the tools stay as
-// they were. The breakers, retry budgets and the ledger are kept.
+// the calls admitted after it returns: the imported tools of an MCP server
+// that changed its list, for example. Unlike Reload it keeps every breaker
+// and retry budget: the dependencies are the same. On an error the tools
+// stay as they were.
 func (p *Pipeline) SetTools(cfg *config.Config) error {
 	if cfg == nil {
 		return errors.New("pipeline: SetTools needs a config")
@@ -29,6 +26,6 @@ func (p *Pipeline) SetTools(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	p.gen.Store(&generation{tools: cfg, validator: v})
+	p.cur.Store(&live{tools: cfg, validator: v})
 	return nil
 }

@@ -22,9 +22,20 @@ import (
 // durable write.
 func (p *Pipeline) begin(ctx context.Context, f *flight, admitter store.Admitter) *types.Result {
 	for {
+		owner := p.owner
+		if p.fencer != nil {
+			// Fencing: no write is begun (nor claimed) by a process that
+			// cannot confirm it is alive in the shared store.
+			fence, err := p.fencer.Fence()
+			if err != nil {
+				p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
+				return envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
+			}
+			owner, f.fence = fence.Owner, &fence
+		}
 		op := &types.Operation{
 			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
-			Status: types.OpStarted, Owner: p.owner,
+			Status: types.OpStarted, Owner: owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
 		}
 		var existing *types.Operation
@@ -69,7 +80,7 @@ func (p *Pipeline) begin(ctx context.Context, f *flight, admitter store.Admitter
 			// verifies it: two repeats that both verified would both
 			// settle it and apply its state update twice. Another repeat
 			// finds it started and waits for this call's outcome.
-			claimed, err := p.store.ClaimOperation(ctx, f.key, p.owner, f.deadline.Add(p.margin))
+			claimed, err := p.store.ClaimOperation(ctx, f.key, owner, f.deadline.Add(p.margin))
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				continue // removed meanwhile: nothing happened, begin afresh
@@ -142,6 +153,17 @@ func (p *Pipeline) await(ctx context.Context, key string) (*types.Operation, err
 				return nil, err
 			}
 			continue
+		}
+		if p.fencer != nil {
+			// Its owner's liveness may be gone, and it fenced: then its
+			// operations are unknown now, not at their leases' end.
+			gone, err := p.fencer.TakeOver(ctx, op.Owner)
+			if err != nil && ctx.Err() == nil {
+				p.log.Warn("could not check the owner of an operation in flight", "key", key, "owner", op.Owner, "err", err)
+			}
+			if gone {
+				continue
+			}
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -8,14 +8,15 @@ import (
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
 )
 
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
 // reads): breaker and retries as for any read, no ledger, no row of its own.
-func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
-	c, ok := p.val().Tool(tool)
+func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
+	c, ok := f.cfg.validator.Tool(tool)
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
 	}
@@ -23,8 +24,10 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, spec: c.Spec, deadline: f.deadline}
+	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: f.deadline, purpose: purpose}
+	ctx, span := p.startLookup(ctx, purpose, tool)
 	out := p.attempt(ctx, lf, c.Spec, decoded)
+	endLookup(span, out)
 	if out.resp != nil {
 		return out.resp.Data, nil, nil
 	}
@@ -38,11 +41,11 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, tool string, args json
 // principal, by the tool's owner lookup.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
 	owner := f.spec.Owner
-	args, err := p.val().LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
 	}
-	data, fail, err := p.lookup(ctx, f, owner.Lookup, args)
+	data, fail, err := p.lookup(ctx, f, monitor.PurposeOwner, owner.Lookup, args)
 	switch {
 	case err != nil:
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
@@ -52,7 +55,7 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 	case fail != nil:
 		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
 	}
-	ok, err := p.val().OwnerAccepts(f.checked, data)
+	ok, err := f.cfg.validator.OwnerAccepts(f.checked, data)
 	if err != nil || !ok {
 		return validate.NotOwner(f.checked)
 	}
@@ -63,11 +66,11 @@ func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal 
 // seen to have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
 	v := f.spec.Verify
-	args, err := p.val().LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}
-	data, fail, err := p.lookup(ctx, f, v.Lookup, args)
+	data, fail, err := p.lookup(ctx, f, monitor.PurposeVerify, v.Lookup, args)
 	if err != nil {
 		return false, nil, err.Error()
 	}
@@ -117,6 +120,10 @@ func (p *Pipeline) verifyUnknown(ctx context.Context, f *flight, op *types.Opera
 
 func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *types.Result {
 	found, data, why := p.verify(ctx, f)
+	if f.fence != nil && !p.fencer.Holds(*f.fence) {
+		// The claim may be another process's by now: settle nothing.
+		return envelope.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
+	}
 	if found {
 		f.verified = true
 		f.settle(types.OpCompleted)

@@ -58,7 +58,10 @@ type Config struct {
 	// Rand is the jitter source. Default: a shared random source.
 	Rand clock.Rand
 	// Owner names this process in the ledger's leases. Default:
-	// hostname-pid-random.
+	// hostname-pid-random. With a store that is a store.Fencer
+	// (PostgreSQL), a write's operation is owned by the owner id of the
+	// store's liveness fence instead, which changes when the liveness is
+	// lost and regained.
 	Owner string
 	// Logger gets one line per call at info. Default: slog.Default().
 	Logger *slog.Logger
@@ -79,7 +82,7 @@ type Sink interface {
 
 // Pipeline runs calls. It is safe for concurrent use.
 type Pipeline struct {
-	gen      atomic.Pointer[generation] // the tools and their compiled checks
+	cur      atomic.Pointer[live] // the configuration new calls are admitted under
 	env      *expr.Env
 	store    store.Store
 	exec     execute.Executor
@@ -95,6 +98,10 @@ type Pipeline struct {
 	breakers *breaker.Set
 	budgets  *retry.Budgets
 	waiters  waiters
+	// fencer is the store's liveness (nil for a store of one process):
+	// writes are begun under its fence and sent only while it holds.
+	fencer  store.Fencer
+	limiter store.Limiter // the store's, found through wrappers; nil: none
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -123,7 +130,8 @@ func New(cfg *Config) (*Pipeline, error) {
 		margin: cfg.LeaseMargin,
 		tracer: cfg.Tracer,
 	}
-	p.gen.Store(&generation{tools: cfg.Tools, validator: v})
+	p.cur.Store(&live{tools: cfg.Tools, validator: v})
+	p.fencer = store.FencerOf(cfg.Store)
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -146,6 +154,10 @@ func New(cfg *Config) (*Pipeline, error) {
 		p.httpExec = execute.NewHTTP(execute.HTTPOptions{Clock: p.clock})
 		p.exec = &execute.Router{HTTP: p.httpExec}
 	}
+	p.limiter = limiterOf(p.store)
+	if err := p.checkLimiter(); err != nil {
+		return nil, err
+	}
 	p.breakers = breaker.NewSet(p.clock)
 	p.budgets = retry.NewBudgets()
 	return p, nil
@@ -159,17 +171,20 @@ func (p *Pipeline) Close() {
 	}
 }
 
-// Owner is this pipeline's name in the ledger's leases.
+// Owner is this pipeline's name in the ledger's leases (with a
+// store.Fencer, the prefix of its fences' owner ids when the store was
+// opened under it).
 func (p *Pipeline) Owner() string { return p.owner }
 
-// Validator gives access to the compiled tools (for exports and what-if).
-func (p *Pipeline) Validator() *validate.Validator { return p.val() }
+// Validator gives access to the compiled tools of the current
+// configuration (for exports and what-if).
+func (p *Pipeline) Validator() *validate.Validator { return p.cur.Load().validator }
 
 // Breakers returns the state of every circuit breaker this process holds.
 func (p *Pipeline) Breakers() []breaker.Snapshot { return p.breakers.Snapshots() }
 
-// Tools is the configuration the pipeline runs.
-func (p *Pipeline) Tools() *config.Config { return p.cfg() }
+// Tools is the configuration new calls are admitted under (see Reload).
+func (p *Pipeline) Tools() *config.Config { return p.cur.Load().tools }
 
 // DefaultOwner is a fresh owner name for a process: host, pid and a random
 // suffix, so that two processes never share one.

@@ -3,15 +3,18 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/internal/buildinfo"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -20,7 +23,7 @@ const tracerName = "github.com/toolgate/toolgate"
 
 // globalTracer follows the global OpenTelemetry provider: a no-op until one
 // is installed, the installed provider's tracer after.
-var globalTracer = otel.Tracer(tracerName)
+var globalTracer = otel.Tracer(tracerName, trace.WithInstrumentationVersion(buildinfo.Version()))
 
 // unsetProvider is the global provider as the otel package starts it (a
 // delegate that records nothing), or nil if something installed a real
@@ -49,11 +52,15 @@ func (p *Pipeline) activeTracer() trace.Tracer {
 	return globalTracer
 }
 
+// ToolType is the gen_ai.tool.type of every toolgate tool: the model asks
+// for a function call and toolgate, on the agent's side, executes it.
+const ToolType = "function"
+
 // startCall opens the call's span, named and attributed after the
 // OpenTelemetry GenAI semantic conventions for tool execution. Without an
 // active tracer the span is a no-op that carries the caller's trace ID (if
 // any) for the row.
-func (p *Pipeline) startCall(ctx context.Context, call *types.Call) (context.Context, trace.Span) {
+func (p *Pipeline) startCall(ctx context.Context, call *types.Call, tools *config.Config) (context.Context, trace.Span) {
 	tr := p.activeTracer()
 	if tr == nil {
 		return ctx, noSpan{sc: trace.SpanContextFromContext(ctx)}
@@ -61,11 +68,15 @@ func (p *Pipeline) startCall(ctx context.Context, call *types.Call) (context.Con
 	ctx, span := tr.Start(ctx, "execute_tool "+call.Tool, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
 		span.SetAttributes(
-			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("gen_ai.tool.name", call.Tool),
-			attribute.String("gen_ai.tool.call.id", call.CallID),
+			semconv.GenAIOperationNameExecuteTool,
+			semconv.GenAIToolName(call.Tool),
+			semconv.GenAIToolCallID(call.CallID),
+			semconv.GenAIToolType(ToolType),
 			attribute.String("toolgate.run.id", call.RunID),
 		)
+		if spec := tools.Tools[call.Tool]; spec != nil && spec.Description != "" {
+			span.SetAttributes(semconv.GenAIToolDescription(spec.Description))
+		}
 	}
 	return ctx, span
 }
@@ -87,22 +98,62 @@ func endCall(span trace.Span, res *types.Result) {
 		span.SetAttributes(attribute.String("toolgate.operation_key", res.Meta.IdempotencyKey))
 	}
 	if !res.OK {
-		span.SetAttributes(attribute.String("error.type", string(res.Code())))
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(res.Code())))
 		span.SetStatus(codes.Error, string(res.Code()))
 	}
 	span.End()
 }
 
-// startAttempt opens the span of one attempt, a child of the call's span.
-func (p *Pipeline) startAttempt(ctx context.Context, tool string, n int) (context.Context, trace.Span) {
+// PurposeKey is the attribute of attempt and lookup spans saying why the
+// request was sent: call, owner or verify (monitor.Purpose).
+const PurposeKey = attribute.Key("toolgate.purpose")
+
+// startLookup opens the span of an ownership or verify lookup, the parent
+// of the lookup's attempts: "owner_lookup {tool}" or "verify_lookup {tool}".
+func (p *Pipeline) startLookup(ctx context.Context, purpose monitor.Purpose, tool string) (context.Context, trace.Span) {
+	tr := p.activeTracer()
+	if tr == nil {
+		return ctx, noSpan{}
+	}
+	ctx, span := tr.Start(ctx, string(purpose)+"_lookup "+tool, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(PurposeKey.String(string(purpose)), semconv.GenAIToolName(tool))
+	}
+	return ctx, span
+}
+
+// endLookup records how the lookup's attempts ended.
+func endLookup(span trace.Span, out outcome) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("toolgate.attempts", out.attempts))
+		switch {
+		case out.fail != nil:
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(out.fail.Code)))
+			span.SetStatus(codes.Error, string(out.fail.Code))
+		case out.open != nil:
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(types.CodeCircuitOpen)))
+			span.SetStatus(codes.Error, string(types.CodeCircuitOpen))
+		}
+	}
+	span.End()
+}
+
+// startAttempt opens the span of one attempt, a CLIENT child of the call's
+// (or the lookup's) span. It is named "attempt {tool}" here; the HTTP
+// executor renames it after the method and adds the HTTP client attributes
+// once the request is built.
+func (p *Pipeline) startAttempt(ctx context.Context, spec *config.Tool, purpose monitor.Purpose, n int) (context.Context, trace.Span) {
 	tr := p.activeTracer()
 	if tr == nil {
 		return ctx, noSpan{}
 	}
 	ctx, span := tr.Start(ctx, "attempt", trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
-		span.SetName("attempt " + strconv.Itoa(n) + " " + tool)
-		span.SetAttributes(attribute.Int("toolgate.attempt", n), attribute.String("gen_ai.tool.name", tool))
+		if purpose == "" {
+			purpose = monitor.PurposeCall
+		}
+		span.SetName("attempt " + spec.Name)
+		span.SetAttributes(attribute.Int("toolgate.attempt", n), semconv.GenAIToolName(spec.Name), PurposeKey.String(string(purpose)))
 	}
 	return ctx, span
 }
@@ -111,15 +162,28 @@ func endAttempt(span trace.Span, resp *execute.Response, fail *execute.Failure) 
 	switch {
 	case !span.IsRecording():
 	case fail != nil:
-		span.SetAttributes(attribute.String("error.type", fail.Kind.String()), attribute.Bool("toolgate.delivered", fail.Delivered))
+		span.SetAttributes(semconv.ErrorTypeKey.String(fail.Kind.String()), attribute.Bool("toolgate.delivered", fail.Delivered))
 		if fail.Status != 0 {
-			span.SetAttributes(attribute.Int("http.response.status_code", fail.Status))
+			span.SetAttributes(semconv.HTTPResponseStatusCode(fail.Status))
 		}
 		span.SetStatus(codes.Error, fail.Kind.String())
 	case resp != nil && resp.Status != 0:
-		span.SetAttributes(attribute.Int("http.response.status_code", resp.Status))
+		span.SetAttributes(semconv.HTTPResponseStatusCode(resp.Status))
 	}
 	span.End()
+}
+
+// recordAttempt tells the sinks that count attempts (monitor.AttemptSink)
+// of one attempt sent.
+func (p *Pipeline) recordAttempt(tool string, purpose monitor.Purpose) {
+	if purpose == "" {
+		purpose = monitor.PurposeCall
+	}
+	for _, s := range p.sinks {
+		if as, ok := s.(monitor.AttemptSink); ok {
+			as.RecordAttempt(tool, purpose)
+		}
+	}
 }
 
 // noSpan is the span of a call or attempt when nothing is traced: it

@@ -141,3 +141,11 @@ func (s *Budgets) Get(dep string, cfg config.RetryBudget) *Budget {
 	}
 	return entry.budget
 }
+
+// Forget drops the budget of dependency dep: its next Get starts a fresh
+// one with no recent calls or retries counted.
+func (s *Budgets) Forget(dep string) {
+	s.mu.Lock()
+	delete(s.budgets, dep)
+	s.mu.Unlock()
+}

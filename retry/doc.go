@@ -6,7 +6,8 @@
 // deadline and one random draw for jitter. It does no I/O, reads no clock and
 // keeps no state, so every decision can be tested as a table row.
 //
-// The rules are those of CONTRACT.md section 5. A retry needs both:
+// The rules are those of docs/config.md ("Timeouts and retries"). A retry
+// needs both:
 //
 //   - the failure is transient (connect failures, read timeouts, resets,
 //     408, 425, 429, 500, 502, 503, 504), and

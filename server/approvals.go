@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store"
@@ -147,6 +149,10 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("by is required: a decision names the person who made it"))
 		return
 	}
+	if strings.ContainsFunc(by, unicode.IsControl) {
+		s.writeError(w, r, badRequest("by must be plain text: it holds a control character"))
+		return
+	}
 	a, ok := s.findApproval(w, r)
 	if !ok {
 		return
@@ -156,7 +162,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 			message: "this key may not decide approvals; use a key marked approver: true (a person's key, never an agent's)"})
 		return
 	}
-	decided, err := s.gw.Decide(r.Context(), a.ID, decision == "approve", by, comment)
+	decided, err := s.gw.DecideAs(r.Context(), a.ID, decision == "approve", by, KeyName(r.Context()), comment)
 	if errors.Is(err, store.ErrApprovalDecided) {
 		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeBadRequest,
 			message: fmt.Sprintf("approval %s is %s already or expired (expires %s); nothing changed", a.ID, decided.Status, decided.ExpiresAt.Format(time.RFC3339))})

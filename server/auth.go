@@ -65,7 +65,9 @@ func WithKeyName(ctx context.Context, name string) context.Context {
 }
 
 // authenticated requires a valid bearer key when keys are configured.
-func (s *Server) authenticated(h http.Handler) http.Handler {
+// metadata, when set, is the path of the route's protected-resource
+// metadata, named in the 401 challenge.
+func (s *Server) authenticated(h http.Handler, metadata string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(s.keys) == 0 {
 			h.ServeHTTP(w, r)
@@ -73,19 +75,37 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 		}
 		given, err := bearer(r.Header.Get("Authorization"))
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, metadata, ""))
 			s.writeError(w, r, &apiError{status: http.StatusUnauthorized, code: types.CodeUnauthorized, message: err.Error()})
 			return
 		}
 		name, ok := s.keys.match(given)
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate", error="invalid_token"`)
+			w.Header().Set("WWW-Authenticate", challenge(r, metadata, "invalid_token"))
 			s.writeError(w, r, &apiError{status: http.StatusUnauthorized, code: types.CodeUnauthorized,
 				message: "the API key in the Authorization header is not one of this server's keys"})
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithKeyName(r.Context(), name)))
 	})
+}
+
+// challenge is the WWW-Authenticate value of a 401: the realm, the OAuth
+// error if any, and the absolute URL of the resource metadata if the route
+// has one.
+func challenge(r *http.Request, metadata, oauthError string) string {
+	c := `Bearer realm="toolgate"`
+	if oauthError != "" {
+		c += `, error="` + oauthError + `"`
+	}
+	if metadata != "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		c += `, resource_metadata="` + scheme + "://" + r.Host + metadata + `"`
+	}
+	return c
 }
 
 // bearer extracts the key of an "Authorization: Bearer KEY" header.

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
 // MaxCallIDBytes bounds the call_id a client may send.
 const MaxCallIDBytes = 256
+
+// MaxToolNameBytes bounds the tool a call names: a configured tool's name
+// is at most 64 characters, so a longer one is no tool, and is refused
+// before it is recorded or echoed.
+const MaxToolNameBytes = 128
 
 // postCall is POST /v1/runs/{run}/calls: one tool call. A tool's failure
 // is a 200 with ok false; only the gateway's own refusals are 4xx/5xx.
@@ -37,15 +43,19 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
-	res, err := s.gw.Pipeline().CallRun(r.Context(), call, run)
+	call.RunID = run.ID // the stored, scoped id
+	s.extendWriteDeadline(w, call.Tool)
+	// The call's span is the child of the caller's traceparent, if any.
+	res, err := s.gw.Pipeline().CallRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {
-			e = noSuchRun(call.RunID)
+			e = noSuchRun(run.PublicID())
 		}
-		e.runID, e.tool = clip(call.RunID), clip(call.Tool)
+		e.runID, e.tool = clip(run.PublicID()), clip(call.Tool)
 		return e
 	}
+	res.Meta.RunID = run.PublicID()
 	writeResult(w, res)
 	return nil
 }
@@ -83,6 +93,9 @@ func decodeCall(body []byte, maxDepth int) (*types.Call, *apiError) {
 		case "tool":
 			if call.Tool, e = stringField(m); e != nil {
 				return nil, e
+			}
+			if len(call.Tool) > MaxToolNameBytes {
+				return nil, badRequest(`"tool" is %d bytes long; no tool's name is longer than %d (see GET /v1/tools)`, len(call.Tool), MaxToolNameBytes)
 			}
 			hasTool = true
 		case "args":

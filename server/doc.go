@@ -1,4 +1,4 @@
-// Package server is toolgate's HTTP API (CONTRACT.md section 3) on
+// Package server is toolgate's HTTP API (docs/http-api.md) on
 // net/http: it translates requests into Gateway calls and results into
 // JSON, and holds no pipeline logic of its own.
 //
@@ -13,6 +13,9 @@
 //	GET  /v1/approvals              approval requests (?status=pending|approved|denied|all, limit)
 //	GET  /v1/approvals/{id}         one approval request
 //	POST /v1/approvals/{id}         approve or deny it (approver keys only)
+//	GET  /v1/quotas                 each quota key's use inside its window
+//	GET  /v1/config                 the live config's version, file, load time, last reload
+//	GET  /v1/openapi.json           the OpenAPI 3.1 document of this API (no auth)
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
 //
 // Routes that `toolgate serve` mounts beside them:
@@ -23,6 +26,8 @@
 //	GET  /v1/breakers               this replica's circuit breakers
 //	GET  /metrics                   Prometheus metrics (no auth)
 //	ANY  /mcp                       MCP over streamable HTTP (POST, GET, DELETE)
+//	GET  /.well-known/oauth-protected-resource      how /mcp takes its bearer keys (RFC 9728; no auth)
+//	GET  /.well-known/oauth-protected-resource/mcp  the same, at the path-suffixed name clients try first
 //	GET  /                          the dashboard (no auth)
 //	GET  /assets/                   the dashboard's files (no auth)
 //	GET  /favicon.ico               the dashboard's icon (no auth)
@@ -42,7 +47,8 @@
 // nesting (64 levels, checked on the bytes before anything is decoded),
 // strict decoding (unknown fields are named in a 400), a read deadline on
 // bodies, ReadHeaderTimeout and IdleTimeout on the server, and a
-// WriteTimeout longer than the slowest configured tool call.
+// WriteTimeout longer than the slowest configured tool call (a call of a
+// tool a reload made slower gets its own, longer write deadline).
 //
 // Other packages add routes through Options.Mounts and read the caller's
 // key name with KeyName.

@@ -85,6 +85,7 @@ var advice = map[types.Code]struct {
 	types.CodeUnsupportedType: {types.NextFixArgs, "Nothing was done. Send the body as JSON with the header Content-Type: application/json."},
 	types.CodeInternalError:   {types.NextEscalate, "Nothing was done by this request. Try again shortly, and escalate if it keeps happening."},
 	types.CodeUnavailable:     {types.NextWait, "Nothing was done. Wait a few seconds and send the same request again."},
+	types.CodeForbidden:       {types.NextEscalate, "Nothing was done. This key may not do this; do not retry, escalate to whoever runs toolgate."},
 }
 
 // envelope is the result envelope of a gateway refusal.
@@ -185,6 +186,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			respond(tw, internalError(nil))
 		}
 	}()
+	if s.refuseForeignHost(tw, r) {
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern != "" {
 		s.mux.ServeHTTP(tw, r)
 		return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/toolgate/toolgate/types"
 )
@@ -35,10 +36,12 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case f.RunID != "":
-		if _, e := s.ownedRun(r, f.RunID); e != nil {
+		run, e := s.ownedRun(r, f.RunID)
+		if e != nil {
 			s.writeError(w, r, e)
 			return
 		}
+		f.RunID = run.ID
 	case s.devMode():
 	default:
 		// The store keeps the key's own rows (the runs it owns).
@@ -60,10 +63,22 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	if list.Executions == nil {
 		list.Executions = []types.Execution{}
 	}
+	publicRunIDs(list.Executions, KeyName(r.Context()))
 	writeJSON(w, http.StatusOK, list)
 }
 
 // strictQuery refuses query parameters other than valid, naming them.
 func strictQuery(q url.Values, valid ...string) *apiError {
 	return refuseUnknown("query parameter", "the URL", slices.Sorted(maps.Keys(q)), valid)
+}
+
+// publicRunIDs shows each row's run by the id its key knows it by (the
+// rows listed are the key's own runs; see types.ScopedRunID).
+func publicRunIDs(rows []types.Execution, key string) {
+	if key == "" {
+		return
+	}
+	for i := range rows {
+		rows[i].RunID = strings.TrimPrefix(rows[i].RunID, key+"/")
+	}
 }

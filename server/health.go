@@ -11,8 +11,8 @@ import (
 // HealthTimeout bounds the store ping of GET /healthz.
 const HealthTimeout = 2 * time.Second
 
-// healthz is GET /healthz: 200 {"ok": true} when the store answers, 503
-// otherwise. It needs no key.
+// healthz is GET /healthz: 200 {"ok": true, "config_version": "..."} when
+// the store answers, 503 otherwise. It needs no key.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
 	defer cancel()
@@ -21,5 +21,12 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			message: "toolgate's store is not answering", cause: err})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	writeJSON(w, http.StatusOK, health{OK: true, ConfigVersion: s.gw.Config().Version})
+}
+
+// health is the answer of GET /healthz.
+type health struct {
+	OK bool `json:"ok"`
+	// ConfigVersion is the live config's version (GET /v1/config has more).
+	ConfigVersion string `json:"config_version"`
 }

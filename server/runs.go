@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -54,7 +55,7 @@ type HistoryEntry struct {
 // commit order).
 func NewRunDocument(run *types.Run, rows []types.Execution) *RunDocument {
 	doc := &RunDocument{
-		RunID: run.ID, Principal: run.Principal, Step: run.Step, MaxSteps: run.MaxSteps,
+		RunID: run.PublicID(), Principal: run.Principal, Step: run.Step, MaxSteps: run.MaxSteps,
 		State: run.State, CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt,
 		History: make([]HistoryEntry, 0, len(rows)),
 	}
@@ -95,22 +96,33 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, e := decodeRun(body, s.maxDepth)
+	if e == nil {
+		e = s.principalOf(r, opts)
+	}
 	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
+	// The run is stored under an id scoped to its key (types.ScopedRunID):
+	// another key's run of the same id is another run, and its existence
+	// is not revealed.
 	opts.Owner = KeyName(r.Context())
+	public := opts.ID
+	if public == "" {
+		public = pipeline.NewRunID()
+	}
+	opts.ID = types.ScopedRunID(opts.Owner, public)
 	run, err := s.gw.StartRun(r.Context(), *opts)
 	if errors.Is(err, store.ErrRunExists) {
-		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeRunExists, runID: opts.ID,
-			message: fmt.Sprintf("a run with the id %q already exists", opts.ID)})
+		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeRunExists, runID: public,
+			message: fmt.Sprintf("a run with the id %q already exists", public)})
 		return
 	}
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return
 	}
-	w.Header().Set("Location", "/v1/runs/"+url.PathEscape(run.ID))
+	w.Header().Set("Location", "/v1/runs/"+url.PathEscape(run.PublicID()))
 	writeJSON(w, http.StatusCreated, NewRunDocument(run, nil))
 }
 
@@ -127,7 +139,6 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 		return nil, e
 	}
 	opts := &toolgate.RunOptions{}
-	hasPrincipal := false
 	for _, m := range ms {
 		if isNull(m.value) {
 			continue
@@ -145,7 +156,7 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 			if err != nil {
 				return nil, badRequest("%v", err)
 			}
-			opts.Principal, hasPrincipal = p, true
+			opts.Principal = p
 		case "state":
 			if kindOf(m.value) != "an object" {
 				return nil, badRequest(`"state" must be a JSON object (the run's initial state), got %s`, kindOf(m.value))
@@ -161,10 +172,30 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 			}
 		}
 	}
-	if !hasPrincipal {
-		return nil, badRequest(`"principal" is required: who the run acts for, e.g. {"id": "cust_42", "permissions": ["refunds:write"]}`)
-	}
 	return opts, nil
+}
+
+// principalOf settles the principal of a new run: a key that pins one
+// (auth.keys[].principal) opens runs for it alone, never wider; any other
+// caller must name one.
+func (s *Server) principalOf(r *http.Request, opts *toolgate.RunOptions) *apiError {
+	var asked *types.Principal
+	if opts.Principal.ID != "" {
+		asked = &opts.Principal
+	}
+	pinned := s.pinned[KeyName(r.Context())]
+	if pinned == nil {
+		if asked == nil {
+			return badRequest(`"principal" is required: who the run acts for, e.g. {"id": "cust_42", "permissions": ["refunds:write"]}`)
+		}
+		return nil
+	}
+	p, e := withinPinned(pinned, asked)
+	if e != nil {
+		return e
+	}
+	opts.Principal = p
+	return nil
 }
 
 // DecodePrincipal reads a principal strictly: a JSON object with id
@@ -187,8 +218,14 @@ func DecodePrincipal(raw []byte) (types.Principal, error) {
 
 // ownedRun returns the run when it exists and the caller's key owns it;
 // any other run is "not found", so that keys cannot probe each other's runs.
+// id is the run id the key knows (or the scoped, stored one); a run the
+// key created before run ids were scoped is found by its bare id.
 func (s *Server) ownedRun(r *http.Request, id string) (*types.Run, *apiError) {
-	run, err := s.gw.GetRun(r.Context(), id)
+	scoped := types.ScopedRunID(KeyName(r.Context()), id)
+	run, err := s.gw.GetRun(r.Context(), scoped)
+	if errors.Is(err, toolgate.ErrUnknownRun) && scoped != id {
+		run, err = s.gw.GetRun(r.Context(), id)
+	}
 	if errors.Is(err, toolgate.ErrUnknownRun) {
 		return nil, noSuchRun(id)
 	}
@@ -211,7 +248,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	rows, err := s.gw.History(r.Context(), id)
+	rows, err := s.gw.History(r.Context(), run.ID)
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return
@@ -223,11 +260,12 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // alone, and whether it matches the stored state.
 func (s *Server) replay(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
-	if _, e := s.ownedRun(r, id); e != nil {
+	run, e := s.ownedRun(r, id)
+	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	rep, err := s.gw.Replay(r.Context(), id)
+	rep, err := s.gw.Replay(r.Context(), run.ID)
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return

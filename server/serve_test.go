@@ -98,7 +98,7 @@ func TestServeDrainsCallsInFlight(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
-	rows, err := b.gw.History(context.Background(), id)
+	rows, err := b.gw.History(context.Background(), types.ScopedRunID("alpha", id))
 	if err != nil || len(rows) != n {
 		t.Fatalf("%d rows recorded (%v), want %d", len(rows), err, n)
 	}

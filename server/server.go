@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/types"
 )
 
 // Defaults of Options.
@@ -55,7 +56,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// WriteTimeout bounds a request from the end of its headers to the end
 	// of its answer. Default: the slowest configured tool call (its
-	// timeout.total plus its ownership lookup's) plus WriteMargin.
+	// timeout.total plus its ownership lookup's) plus WriteMargin. A call
+	// of a tool that a reload made slower than that gets its own write
+	// deadline: its tool's bound plus WriteMargin.
 	WriteTimeout time.Duration
 }
 
@@ -67,12 +70,18 @@ type Mount struct {
 	Handler http.Handler
 	// Public routes need no key (metrics, dashboard assets).
 	Public bool
+	// ResourceMetadata, when set, is the path of the route's OAuth 2.0
+	// Protected Resource Metadata (RFC 9728): its 401 answers name that
+	// document (resource_metadata in WWW-Authenticate), so that clients
+	// such as MCP's read how to authenticate instead of guessing.
+	ResourceMetadata string
 }
 
 // Server is toolgate's HTTP API. It is safe for concurrent use.
 type Server struct {
 	gw           *toolgate.Gateway
 	keys         keyring
+	pinned       map[string]*types.Principal // by key name: auth.keys[].principal
 	log          *slog.Logger
 	maxBody      int64
 	maxDepth     int
@@ -106,6 +115,7 @@ func New(opts Options) (*Server, error) {
 	if s.keys, err = newKeyring(keys); err != nil {
 		return nil, err
 	}
+	s.pinned = pinnedPrincipals(keys)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -132,9 +142,12 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
+		{Pattern: "GET /v1/config", Handler: http.HandlerFunc(s.getConfig)},
+		{Pattern: "GET /v1/openapi.json", Handler: http.HandlerFunc(s.getOpenAPI), Public: true},
 		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
 		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
 		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
+		{Pattern: "GET /v1/quotas", Handler: http.HandlerFunc(s.listQuotas)},
 	}
 	for _, m := range append(routes, opts.Mounts...) {
 		if err := s.handle(m); err != nil {
@@ -157,7 +170,7 @@ func (s *Server) handle(m Mount) (err error) {
 	}()
 	h := m.Handler
 	if !m.Public {
-		h = s.authenticated(h)
+		h = s.authenticated(h, m.ResourceMetadata)
 	}
 	s.mux.Handle(m.Pattern, h)
 	return nil
@@ -173,22 +186,25 @@ func (s *Server) InFlight() int64 { return s.inflight.Load() }
 // WriteTimeout is the write timeout Serve gives its http.Server.
 func (s *Server) WriteTimeout() time.Duration { return s.writeTimeout }
 
-// slowestCall is the longest a configured tool call may take: its total
-// deadline plus its ownership lookup's, which runs before that deadline
-// starts.
+// slowestCall is the longest a configured tool call may take (callBound).
 func slowestCall(cfg *config.Config) time.Duration {
 	var longest time.Duration
 	for _, t := range cfg.Tools {
-		if t == nil {
-			continue
+		if t != nil {
+			longest = max(longest, callBound(cfg, t))
 		}
-		d := t.Timeout.Total.D()
-		if t.Owner != nil {
-			if lt := cfg.Tools[t.Owner.Lookup]; lt != nil {
-				d += lt.Timeout.Total.D()
-			}
-		}
-		longest = max(longest, d)
 	}
 	return longest
+}
+
+// callBound is the longest one call of t may take: its total deadline plus
+// its ownership lookup's, which runs before that deadline starts.
+func callBound(cfg *config.Config, t *config.Tool) time.Duration {
+	d := t.Timeout.Total.D()
+	if t.Owner != nil {
+		if lt := cfg.Tools[t.Owner.Lookup]; lt != nil {
+			d += lt.Timeout.Total.D()
+		}
+	}
+	return d
 }

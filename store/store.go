@@ -129,12 +129,16 @@ type Commit struct {
 	// transaction: it must be quick, and may run more than once (the last
 	// call is the one committed).
 	TakeStep func(step int64) json.RawMessage
+	// ReleaseWriter, when set, clears the run's state-writer slot in the
+	// same transaction, if this holder still holds it (store.Limiter).
+	ReleaseWriter string
 }
 
 // OperationUpdate is the new status (and result) of a ledger record.
 //
 // An empty Status deletes the record: the operation provably did not happen
-// (never delivered, or refused by the dependency) and may run again.
+// (never delivered, or refused by the dependency) and may run again. Its
+// quota reservations (store.Limiter) are deleted with it.
 type OperationUpdate struct {
 	Key    string
 	Status types.OpStatus

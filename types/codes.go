@@ -5,8 +5,8 @@ package types
 // and no error in its envelope.
 type Code string
 
-// Outcome codes. The strings are part of the contract (CONTRACT.md section 4)
-// and never change.
+// Outcome codes. The strings are stable and never change; docs/errors.md
+// says what each means and what the model is told to do.
 const (
 	CodeOK                    Code = "ok"
 	CodeUnknownTool           Code = "unknown_tool"
@@ -33,6 +33,18 @@ const (
 	CodeApprovalDenied      Code = "approval_denied"
 	CodeStepBudgetExhausted Code = "step_budget_exhausted"
 	CodeInternalError       Code = "internal_error"
+	// CodeInvalidOutput is a tool's answer that does not match its
+	// output_schema: not returned as data (strict clients would reject
+	// it); the action itself was carried out (an extension of the
+	// contract's list).
+	CodeInvalidOutput Code = "invalid_output"
+	// CodeQuotaExceeded: a quota (shared across runs, over a window) would
+	// be exceeded; nothing was done.
+	CodeQuotaExceeded Code = "quota_exceeded"
+	// CodeRunBusy: another call of the run that reads or changes its state
+	// was still in flight at this call's deadline; nothing was done, and
+	// repeating the call later is safe (an extension of the contract).
+	CodeRunBusy Code = "run_busy"
 
 	// Gateway refusals, answered with a 4xx/5xx status by the server.
 	CodeBadRequest      Code = "bad_request"
@@ -49,7 +61,7 @@ const (
 // a rule code (a Code not listed here) is not.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout:
+	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout, CodeRunBusy:
 		return true
 	}
 	return false
@@ -73,7 +85,7 @@ func (e Effect) SafeToRepeat() bool { return e == EffectRead || e == EffectIdemp
 // SideEffect says what the world holds after a call.
 type SideEffect string
 
-// The three side-effect states of CONTRACT.md section 3.
+// The three side-effect states (docs/http-api.md, "The result envelope").
 const (
 	SideEffectNone      SideEffect = "none"
 	SideEffectCommitted SideEffect = "committed"
@@ -83,7 +95,7 @@ const (
 // Next is the machine-readable advice of an observation.
 type Next string
 
-// The advice values of CONTRACT.md section 3.
+// The advice values of meta.next (docs/errors.md).
 const (
 	NextContinue     Next = "continue"
 	NextFixArgs      Next = "fix_args"

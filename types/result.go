@@ -73,6 +73,10 @@ type Omitted struct {
 	// ShownBytes and TotalBytes measure the cut when it was made on text.
 	ShownBytes int `json:"shown_bytes,omitempty"`
 	TotalBytes int `json:"total_bytes,omitempty"`
+	// Depth, when set, is how deep the dependency's JSON answer was nested,
+	// past the limit: data then carries the answer's text as a JSON string,
+	// so that a client's JSON decoder is not made to recurse that deep.
+	Depth int `json:"depth,omitempty"`
 	// Field names the list that was shortened, when there was one ("refunds").
 	Field string `json:"field,omitempty"`
 }

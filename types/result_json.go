@@ -127,7 +127,7 @@ func (enc jsonEncoder) omitted(b []byte, o *Omitted) []byte {
 	for _, f := range [...]struct {
 		name string
 		v    int
-	}{{"shown", o.Shown}, {"total", o.Total}, {"shown_bytes", o.ShownBytes}, {"total_bytes", o.TotalBytes}} {
+	}{{"shown", o.Shown}, {"total", o.Total}, {"shown_bytes", o.ShownBytes}, {"total_bytes", o.TotalBytes}, {"depth", o.Depth}} {
 		if f.v != 0 {
 			sep()
 			b = append(b, '"')

@@ -26,6 +26,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 				IdempotencyKey: "refund:ORD-1:425000", ElapsedMS: -4, Step: -1}},
 		{Meta: Meta{CompletedAt: &zero, Omitted: &Omitted{}}},
 		{Meta: Meta{Omitted: &Omitted{ShownBytes: 10, TotalBytes: 20}}},
+		{Meta: Meta{Omitted: &Omitted{ShownBytes: 10, TotalBytes: 20, Depth: 10000}}},
 		{OK: true, Data: json.RawMessage(" { \"a\" : [1, 2,\n3], \"h\": \"<&>\" , \"u\":\"\u2028\"} ")},
 		{OK: true, Data: json.RawMessage(`["x","\u003c",1e400,-0.0,true,false,null,{}]`)},
 		{OK: true, Data: json.RawMessage(`"é"`)},

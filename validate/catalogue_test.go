@@ -83,9 +83,9 @@ func TestCompileNamesAnUnmatchedEntry(t *testing.T) {
 	cfg := refundConfig(t)
 	cfg.Auth.Keys = []config.Key{{Name: "support-bot", Key: "support-key-0123456789", Tools: []string{"get_order", "crm_*"}}}
 	_, err := Compile(cfg, nil)
-	var p *config.Problem
-	if !errors.As(err, &p) {
-		t.Fatalf("Compile: %v, want a *config.Problem", err)
+	var p *Problem
+	if !errors.As(err, &p) || p.Key != "auth.keys[0].tools[1]" {
+		t.Fatalf("Compile: %v, want a *Problem at auth.keys[0].tools[1]", err)
 	}
 	if !strings.Contains(err.Error(), `auth.keys[0].tools[1]: "crm_*" (key support-bot) matches no tool`) {
 		t.Errorf("error %q does not name the entry and the key", err)

@@ -65,6 +65,10 @@ type Refusal struct {
 	// Approval is true when the deciding rule asks for a person's approval
 	// instead of refusing outright.
 	Approval bool
+	// RuleNext is the advice of a rule refusal, the rule's next: (see
+	// Next); empty for every other refusal, whose advice follows from its
+	// code.
+	RuleNext types.Next
 	// Field is the argument concerned (the first one, when several are),
 	// as a path: order_id, address.city, items[0].sku. "args" means the
 	// arguments as a whole.
@@ -75,11 +79,14 @@ type Refusal struct {
 func (r *Refusal) Err() *types.Error { return types.NewError(r.Code, r.Message) }
 
 // Next is the machine-readable advice that goes with the refusal:
-// fix_args for argument problems, wait for approvals, escalate otherwise.
+// fix_args for argument problems, wait for approvals, a deny rule's next:
+// (escalate by default), escalate otherwise.
 func (r *Refusal) Next() types.Next {
 	switch {
 	case r.Approval:
 		return types.NextWait
+	case r.RuleNext != "":
+		return r.RuleNext
 	case r.Code == types.CodeUnknownTool, r.Code == types.CodeWrongType, r.Code == types.CodeMissingArguments,
 		r.Code == types.CodeUnknownArguments, r.Code == types.CodeInvalidArgument:
 		return types.NextFixArgs
@@ -109,8 +116,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		in = &Input{}
 	}
 	c, ok := v.tools[in.Tool]
-	if cat := v.catalogues.For(in.Key); !ok || !cat.Has(in.Tool) {
-		return nil, v.unknownTool(in.Tool, cat)
+	if !ok || (in.Key != "" && !v.catalogues.For(in.Key).Has(in.Tool)) {
+		return nil, v.unknownTool(in.Tool, v.catalogues.For(in.Key))
 	}
 
 	args, r := decodeArgs(c, in.Args)
@@ -154,7 +161,8 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 				Code: CodeRuleError,
 				Message: fmt.Sprintf("Rule rules[%d] of %s (%s) could not be evaluated: %v. The call is refused to be safe. %s",
 					rule.Index, c.Name, rule.Deny.Source(), err, doNotRetry),
-				Rule: rule.Index,
+				Rule:     rule.Index,
+				RuleNext: types.NextEscalate,
 			}
 		}
 		if deny {
@@ -349,7 +357,7 @@ func (c *Compiled) ruleRefusal(rule *Rule, vars *expr.Vars) *Refusal {
 		msg = fmt.Sprintf("This %s call is refused by rule rules[%d] (%s). Do not retry with the same arguments; change them so the rule no longer applies, or escalate to a person.",
 			c.Name, rule.Index, rule.Deny.Source())
 	}
-	return &Refusal{Code: rule.Code, Message: msg, Rule: rule.Index, Approval: rule.Approval}
+	return &Refusal{Code: rule.Code, Message: msg, Rule: rule.Index, Approval: rule.Approval, RuleNext: rule.Next}
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -27,9 +27,11 @@ const (
 // Validator holds every tool of a config, compiled. It is immutable and
 // safe for concurrent use.
 type Validator struct {
-	env        *expr.Env
-	tools      map[string]*Compiled
-	names      []string
+	env   *expr.Env
+	tools map[string]*Compiled
+	names []string
+
+	// catalogues are the API keys' tool catalogues, resolved once.
 	catalogues *config.Catalogues
 }
 
@@ -64,8 +66,20 @@ type Compiled struct {
 	Required []string
 	// Properties are the declared arguments, sorted.
 	Properties []string
+	// Quotas are the tool's compiled quotas, in config order.
+	Quotas []*Quota
+	// StateWriter is true when a call of the tool reads the run's state
+	// (StateReader) or changes it (it has state updates): such calls hold
+	// the run's state-writer slot (see pipeline's stateslot.go).
+	StateWriter bool
+	// StateReader is true when its rules, owner, verify or quota
+	// expressions use state: such calls of one run are judged one after
+	// another, alone (an exclusive hold of the slot); a writer that does
+	// not read the state shares the slot with others like it.
+	StateReader bool
 
-	args *argSchema
+	args   *argSchema
+	output *outputSchema // nil: no output_schema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
 	// unchanged ("args.order_id"): the object ids NotOwner names.
 	ownerIDArgs []string
@@ -84,6 +98,9 @@ type Rule struct {
 	Code types.Code
 	// Approval holds the call for a person instead of refusing it.
 	Approval bool
+	// Next is the advice of the rule's refusal (meta.next): the rule's
+	// next:, escalate when it sets none; empty for approval rules.
+	Next types.Next
 }
 
 var (
@@ -114,6 +131,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 	v.names = slices.Sorted(maps.Keys(cfg.Tools))
 	var problems []*Problem
 	add := func(ps ...*Problem) { problems = append(problems, ps...) }
+	add(v.resolveCatalogues(cfg)...)
 	for _, name := range v.names {
 		c, ps := compileTool(cfg, env, name, cfg.Tools[name])
 		add(ps...)
@@ -150,26 +168,20 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			}
 		}
 	}
-	cats, keyProblems := cfg.Catalogues()
-	v.catalogues = cats
-	if len(problems) > 0 || len(keyProblems) > 0 {
-		return nil, joinProblems(problems, keyProblems)
+	for _, c := range v.tools {
+		c.StateReader = c.readsState()
+		c.StateWriter = c.StateReader || len(c.StateExprs) > 0
+	}
+	if len(problems) > 0 {
+		// Group by tool, keeping each tool's problems in the order found.
+		slices.SortStableFunc(problems, func(a, b *Problem) int { return strings.Compare(a.Tool, b.Tool) })
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = p
+		}
+		return nil, errors.Join(errs...)
 	}
 	return v, nil
-}
-
-// joinProblems joins the tools' problems, grouped by tool in the order
-// found, and then the keys'.
-func joinProblems(problems []*Problem, keyProblems []*config.Problem) error {
-	slices.SortStableFunc(problems, func(a, b *Problem) int { return strings.Compare(a.Tool, b.Tool) })
-	errs := make([]error, 0, len(problems)+len(keyProblems))
-	for _, p := range problems {
-		errs = append(errs, p)
-	}
-	for _, p := range keyProblems {
-		errs = append(errs, p)
-	}
-	return errors.Join(errs...)
 }
 
 // compileTool compiles everything of one tool except its lookups.
@@ -196,6 +208,9 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		c.Required = args.required
 		c.Properties = args.props
 	}
+	out, ps := compileOutput(name, spec.OutputSchema)
+	problems = append(problems, ps...)
+	c.output = out
 	// knownArg reports whether a template or path may use an argument; it
 	// is lenient when the schema did not compile (that is reported).
 	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
@@ -253,6 +268,11 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
 			bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
 		}
+		var nps []nextProblem
+		rule.Next, nps = ruleNext(key, r)
+		for _, p := range nps {
+			bad(p.key, "%s", p.text)
+		}
 		if r.Message != "" {
 			if t, err := expr.ParseTemplate(r.Message); err != nil {
 				bad(key+".message", "%v", err)
@@ -281,6 +301,8 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 			}
 		}
 	}
+
+	c.Quotas = compileQuotas(env, spec.Quotas, bad)
 
 	// State updates.
 	if len(spec.State) > 0 {

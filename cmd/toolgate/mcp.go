@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -24,7 +25,14 @@ func init() {
 func mountMCP(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
 	h := mcpserver.Handler(gw, mcpserver.Options{Logger: log})
 	stop := context.AfterFunc(ctx, h.Close)
-	return []server.Mount{{Pattern: "/mcp", Handler: h}}, func() { stop(); h.Close() }, nil
+	// The protected-resource metadata (RFC 9728) the 401 of /mcp points to:
+	// bearer keys in the header, no OAuth authorization server.
+	md := mcpserver.ResourceMetadataHandler("/mcp")
+	return []server.Mount{
+		{Pattern: "/mcp", Handler: h, ResourceMetadata: mcpserver.ResourceMetadataPath + "/mcp"},
+		{Pattern: "GET /.well-known/oauth-protected-resource/mcp", Handler: md, Public: true},
+		{Pattern: "GET /.well-known/oauth-protected-resource", Handler: md, Public: true}, // mcpserver.ResourceMetadataPath
+	}, func() { stop(); h.Close() }, nil
 }
 
 // runMCP serves one MCP session on stdin/stdout. stdout carries protocol
@@ -49,7 +57,13 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		cfg.Store = *storeURL
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger})
+	tel, err := openMCPTelemetry(ctx, cfg, e.stderr, logger)
+	if err != nil {
+		return err
+	}
+	defer tel.close(context.WithoutCancel(ctx), logger)
+	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: tel.store, Owner: tel.owner, Logger: logger,
+		Sinks: []pipeline.Sink{tel.agg}, Tracer: tel.tracer})
 	if err != nil {
 		return err
 	}

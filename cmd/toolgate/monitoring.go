@@ -33,7 +33,7 @@ type monitoring struct {
 
 func init() {
 	m := &monitoring{}
-	serveHooks = append(serveHooks, serveHook{Before: m.before, Mounts: m.mounts})
+	serveHooks = append(serveHooks, serveHook{Before: m.before, Mounts: m.mounts, Reloaded: m.reloaded})
 }
 
 func (m *monitoring) breakers() []breaker.Snapshot {
@@ -45,7 +45,7 @@ func (m *monitoring) breakers() []breaker.Snapshot {
 
 func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error {
 	m.owner = pipeline.DefaultOwner()
-	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers})
+	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas})
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: m.owner, Recover: true})
 	if err != nil {
 		return err
@@ -63,11 +63,17 @@ func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolg
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	m.shutdown = shutdown
+	if opts.Logger != nil {
+		tracing.LogErrors(opts.Logger)
+	}
 	opts.Store, opts.StoreFromConfig, opts.Owner = m.store, false, m.owner
 	opts.Sinks = append(opts.Sinks, m.agg, m.metrics)
-	opts.Tracer = tp.Tracer(tracing.TracerName)
+	opts.Tracer = tracing.Tracer(tp)
 	return nil
 }
+
+// reloaded gives the stats the reloaded config's read timeouts.
+func (m *monitoring) reloaded(cfg *config.Config) { m.agg.SetTools(cfg) }
 
 func (m *monitoring) mounts(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
 	m.gw = gw

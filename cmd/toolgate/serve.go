@@ -17,7 +17,7 @@ import (
 )
 
 func init() {
-	register("serve", "run the HTTP API until SIGTERM (then finish the calls in flight)", runServe)
+	register("serve", "run the HTTP API until SIGTERM (then finish the calls in flight); SIGHUP reloads the config", runServe)
 }
 
 // serveHook lets another subsystem (stats, metrics, dashboard, MCP,
@@ -30,6 +30,9 @@ type serveHook struct {
 	// Mounts, when set, runs once the gateway is open and returns routes
 	// to add, and a cleanup (may be nil) run after the server has stopped.
 	Mounts func(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error)
+	// Reloaded, when set, is told about a config that went live on
+	// SIGHUP (after the gateway's own reload).
+	Reloaded func(cfg *config.Config)
 }
 
 // serveHooks are registered by other files' init().
@@ -114,6 +117,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer exitOnSecondSignal(logger)()
+	defer watchReload(gw, *path, logger, serveHooks)()
 	fmt.Fprintf(e.stderr, "toolgate listening on http://%s\n", ln.Addr())
 	return srv.Serve(ctx, ln)
 }

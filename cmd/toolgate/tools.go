@@ -15,10 +15,10 @@ func init() {
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "tools", "[--config FILE] [--format openai|anthropic|mcp] [--key NAME]",
+	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp] [--key NAME]",
 		"toolgate tools --config toolgate.yaml --format openai --key support-bot > tools.json")
 	path := fs.String("config", "toolgate.yaml", "the config file")
-	format := fs.String("format", "", "openai, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
+	format := fs.String("format", "", "openai, openai-responses, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
 	key := fs.String("key", "", "list only what this auth.keys entry sees: its tools: list, narrowed by its pinned principal (default: every tool)")
 	if err := parse(fs, args); err != nil {
 		return err

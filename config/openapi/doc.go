@@ -1,5 +1,5 @@
 // Package openapi turns the operations of an OpenAPI 3.0 or 3.1 document
-// into tools (CONTRACT.md section 10): one config.ImportedTool per
+// into tools (docs/openapi.md): one config.ImportedTool per
 // operation, whose input schema gathers the path, query and header
 // parameters and the JSON request body, and whose request says where each
 // argument goes (config.Param), so that the HTTP executor places arguments

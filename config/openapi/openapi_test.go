@@ -71,6 +71,9 @@ func TestPetstoreYAMLWithRefsIntoAnotherFile(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, s, tt.want)
 		}
 	}
+	if r := got["showPetById"].OutputSchema["required"]; r != nil {
+		t.Errorf("an output schema keeps the types, not the required list: %v", r)
+	}
 	effects := map[string]types.Effect{"listPets": types.EffectRead, "createPet": types.EffectWrite, "showPetById": types.EffectRead,
 		"deletePet": types.EffectIdempotent, "adoptPet": types.EffectWrite, "put_pets_petId_tag": types.EffectIdempotent}
 	for name, want := range effects {

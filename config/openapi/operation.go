@@ -19,7 +19,7 @@ const maxDescription = 1000
 // made.
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
-// effects are what each method suggests (CONTRACT.md section 10).
+// effects are what each method suggests (docs/openapi.md).
 var effects = map[string]types.Effect{
 	"GET": types.EffectRead, "HEAD": types.EffectRead,
 	"PUT": types.EffectIdempotent, "DELETE": types.EffectIdempotent,
@@ -322,7 +322,11 @@ func jsonMedia(content map[string]any) map[string]any {
 	return best
 }
 
-// output is the JSON object schema of the first 2xx JSON response, if any.
+// output is the JSON object schema of the first 2xx JSON response, if
+// any, without its required lists: toolgate refuses an answer that breaks
+// a tool's output schema (invalid_output), and documents often require
+// fields their service leaves out (GitHub's own examples do). The types
+// still hold.
 func (c *converter) output(o *operation) map[string]any {
 	responses, _ := o.op["responses"].(map[string]any)
 	codes := slices.Sorted(maps.Keys(responses))
@@ -339,7 +343,7 @@ func (c *converter) output(o *operation) map[string]any {
 		if mt == nil || mt["schema"] == nil {
 			continue
 		}
-		s, _ := c.convert(base, mt["schema"]).(map[string]any)
+		s, _ := c.answers.convert(base, mt["schema"]).(map[string]any)
 		if s != nil && s["type"] == "object" {
 			return s
 		}

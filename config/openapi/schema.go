@@ -21,10 +21,17 @@ type converter struct {
 	stack map[string]bool
 	cache map[string]map[string]any
 	cuts  int
+	// lenient leaves out required: for answers, which documents often
+	// describe with fields the service leaves out.
+	lenient bool
+	// answers converts response schemas (lenient); nil in itself.
+	answers *converter
 }
 
 func newConverter(r *reader) *converter {
-	return &converter{r: r, stack: map[string]bool{}, cache: map[string]map[string]any{}}
+	c := &converter{r: r, stack: map[string]bool{}, cache: map[string]map[string]any{}}
+	c.answers = &converter{r: r, stack: map[string]bool{}, cache: map[string]map[string]any{}, lenient: true}
+	return c
 }
 
 // schemaKeys are the JSON Schema keywords whose value is one schema.
@@ -118,6 +125,7 @@ func (c *converter) object(base string, v map[string]any, depth int) any {
 	out := make(map[string]any, len(v))
 	for k, x := range v {
 		switch {
+		case k == "required" && c.lenient:
 		case keptKeys[k]:
 			if y, ok := wellFormed(k, x); ok {
 				out[k] = y

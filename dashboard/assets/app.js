@@ -219,7 +219,7 @@
     try {
       const [stats, alerts, breakers, tools] = await Promise.all([
         api("/v1/stats?window=" + window), api("/v1/alerts"), api("/v1/breakers").catch(() => ({ breakers: [] })),
-        state.tools.length ? Promise.resolve(null) : api("/v1/tools")]);
+        state.tools.length ? Promise.resolve(null) : api("/v1/tools?scope=all").catch(() => api("/v1/tools"))]);
       if (tools) {
         state.tools = tools.tools || [];
         const sel = $("#f-tool");

@@ -81,3 +81,12 @@ func (s *Set) Snapshots() []Snapshot {
 func (s *Set) settings(st config.Breaker) Settings {
 	return Settings{Threshold: st.Threshold, Cooldown: st.Cooldown.D(), Clock: s.clk}
 }
+
+// Forget drops the named dependency's breaker: its next Get starts a fresh,
+// closed one. A caller still holding the old breaker may go on using it; it
+// is no longer listed or returned.
+func (s *Set) Forget(name string) {
+	s.mu.Lock()
+	delete(s.breakers, name)
+	s.mu.Unlock()
+}

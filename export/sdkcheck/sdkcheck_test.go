@@ -17,6 +17,7 @@ import (
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolgate/toolgate/config"
@@ -171,6 +172,39 @@ func TestOpenAI(t *testing.T) {
 				})
 				same(t, f.Name, want[i], rebuilt)
 				sameValue(t, f.Name+" parameters", map[string]any(f.Parameters), exported[i].Function.Parameters)
+			}
+		})
+	}
+}
+
+func TestOpenAIResponses(t *testing.T) {
+	for name, cfg := range configs(t) {
+		t.Run(name, func(t *testing.T) {
+			exported := export.OpenAIResponses(cfg)
+			want := elements(t, exported)
+			var union []responses.ToolUnionParam
+			decode(t, want, &union)
+			var tools []responses.FunctionTool // the type the API answers with
+			decode(t, want, &tools)
+			if len(union) != len(cfg.Tools) {
+				t.Fatalf("%d tools decoded, want %d", len(union), len(cfg.Tools))
+			}
+			for i, u := range union {
+				f := u.OfFunction
+				if f == nil || u.GetType() == nil || *u.GetType() != "function" {
+					t.Fatalf("tool %d is not a Responses function tool: %s", i, want[i])
+				}
+				spec := cfg.Tools[f.Name]
+				if spec == nil || f.Description.Value != spec.Description {
+					t.Errorf("tool %d: name %q description %q do not match the config", i, f.Name, f.Description.Value)
+				}
+				if !f.Strict.Valid() || f.Strict.Value != exported[i].Strict || tools[i].Strict != exported[i].Strict {
+					t.Errorf("%s: strict %v (FunctionTool %v), want it present and %v", f.Name, f.Strict, tools[i].Strict, exported[i].Strict)
+				}
+				// Rebuild from the typed fields only.
+				rebuilt := responses.FunctionToolParam{Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: f.Strict}
+				same(t, f.Name, want[i], rebuilt)
+				sameValue(t, f.Name+" parameters", f.Parameters, exported[i].Parameters)
 			}
 		})
 	}

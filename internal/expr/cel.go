@@ -56,6 +56,9 @@ func NewEnv() (*Env, error) {
 type Program struct {
 	src string
 	prg cel.Program
+	// vars are the toolgate variables the expression refers to, found in
+	// the checked AST's references (see Uses).
+	vars []string
 }
 
 // Compile parses and type-checks src. The error explains every issue CEL
@@ -96,7 +99,7 @@ func (e *Env) compile(src string) (*Program, *cel.Type, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot plan expression: %w", err)
 	}
-	return &Program{src: src, prg: prg}, ast.OutputType(), nil
+	return &Program{src: src, prg: prg, vars: referencedVariables(ast)}, ast.OutputType(), nil
 }
 
 var expectedTokens = regexp.MustCompile(` expecting (\{[^}]*\}|\S+)`)

@@ -80,8 +80,11 @@ func openSQLite(ctx context.Context, path string, o Options) (store.Store, error
 // openPostgres opens a PostgreSQL store. Several replicas share its
 // database, so Recover abandons nothing: another replica's started
 // operations may be in flight. A dead replica's operations turn unknown
-// when their leases end instead: ExpireLeases runs in the background every
-// postgresLeaseSweep, and a call that meets an expired lease runs it too.
+// once its liveness lock is found free and the fencing delay has passed
+// (a call that waits on one checks at once; the background sweep every
+// postgresLeaseSweep checks too), or at the latest when their leases end:
+// ExpireLeases runs in the background every postgresLeaseSweep, and a
+// call that meets an expired lease runs it too.
 func openPostgres(ctx context.Context, url string, o Options) (store.Store, error) {
 	return postgres.Open(ctx, url, postgres.Options{Owner: o.Owner, ExpireLeasesEvery: postgresLeaseSweep})
 }

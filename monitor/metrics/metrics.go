@@ -9,13 +9,26 @@
 //
 //	toolgate_calls_total{tool,code}                 counter
 //	toolgate_call_duration_seconds{tool}            histogram, 5 ms to 60 s
-//	toolgate_attempts_total{tool}                   counter
+//	toolgate_attempts_total{tool,purpose}           counter: requests sent, purpose = call | owner | verify
 //	toolgate_retries_total{tool}                    counter
 //	toolgate_replays_total{tool}                    counter
 //	toolgate_unknown_outcomes_total{tool}           counter
 //	toolgate_breaker_state{dependency}              gauge: 0 closed, 1 half-open, 2 open
 //	toolgate_store_commit_duration_seconds{op}      histogram, op = commit | begin_operation
+//	toolgate_quota_keys{quota}                      gauge: keys with use inside the window
+//	toolgate_quota_max_used_ratio{quota}            gauge: the fullest key's used / limit
 //	go_*, process_*                                 the runtime and process collectors
+//
+// toolgate_attempts_total counts every request sent to a dependency as it
+// ends (the pipeline tells Metrics through monitor.AttemptSink), the
+// ownership and verify lookups included: those are labelled with the lookup
+// tool and purpose="owner" or "verify", a tool's own attempts with
+// purpose="call".
+//
+// With Config.Tools, every counter has a series per configured tool from
+// the start, at zero (calls with code="ok"; attempts with purpose="call",
+// and "owner"/"verify" for the tools used as lookups), so that an alert on
+// a rate sees 0 rather than nothing.
 //
 // Calls of tools that do not exist (code unknown_tool) are counted under
 // tool="(unknown tool)", so that a model inventing names cannot grow the
@@ -29,7 +42,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/types"
 )
@@ -43,9 +58,15 @@ type Config struct {
 	// (pipeline.Pipeline.Breakers). Optional: without it
 	// toolgate_breaker_state has no series.
 	Breakers func() []breaker.Snapshot
+	// Tools, when set, gives every counter a zero series per tool from
+	// the start (see Declare). Optional.
+	Tools *config.Config
 	// NoRuntime leaves out the Go runtime and process collectors (tests
 	// that compare the whole output).
 	NoRuntime bool
+	// Quotas returns the quota keys' use, read at each scrape. Optional:
+	// without it the quota gauges have no series.
+	Quotas func() []QuotaUse
 }
 
 // Metrics holds toolgate's collectors on their own registry. It is a
@@ -62,7 +83,10 @@ type Metrics struct {
 	storeDuration *prometheus.HistogramVec
 }
 
-var _ pipeline.Sink = (*Metrics)(nil)
+var (
+	_ pipeline.Sink       = (*Metrics)(nil)
+	_ monitor.AttemptSink = (*Metrics)(nil)
+)
 
 // CallBuckets are the bounds (seconds) of toolgate_call_duration_seconds:
 // from 5 ms to the longest read timeout one would set.
@@ -85,7 +109,7 @@ func New(cfg Config) *Metrics {
 			Help:    "Time from a call's admission to its committed result, every attempt and backoff included.",
 			Buckets: CallBuckets,
 		}, []string{"tool"}),
-		attempts: counter("toolgate_attempts_total", "Attempts sent to dependencies.", "tool"),
+		attempts: counter("toolgate_attempts_total", "Requests sent to dependencies: a tool's attempts (purpose call) and its ownership and verify lookups (purpose owner, verify, under the lookup tool).", "tool", "purpose"),
 		retries:  counter("toolgate_retries_total", "Attempts after the first of a call.", "tool"),
 		replays:  counter("toolgate_replays_total", "Calls answered from the ledger without executing again.", "tool"),
 		unknown:  counter("toolgate_unknown_outcomes_total", "Calls whose side effect is unknown: a write that may have happened.", "tool"),
@@ -98,6 +122,12 @@ func New(cfg Config) *Metrics {
 	m.registry.MustRegister(m.calls, m.duration, m.attempts, m.retries, m.replays, m.unknown, m.storeDuration)
 	if cfg.Breakers != nil {
 		m.registry.MustRegister(&breakerCollector{snapshots: cfg.Breakers})
+	}
+	if cfg.Tools != nil {
+		m.Declare(cfg.Tools)
+	}
+	if cfg.Quotas != nil {
+		m.registry.MustRegister(&quotaCollector{uses: cfg.Quotas})
 	}
 	if !cfg.NoRuntime {
 		m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -122,9 +152,6 @@ func (m *Metrics) Record(row *types.Execution) {
 	}
 	m.calls.WithLabelValues(tool, string(row.Code)).Inc()
 	m.duration.WithLabelValues(tool).Observe(max(row.LatencyMS, 0) / 1000)
-	if row.Attempts > 0 {
-		m.attempts.WithLabelValues(tool).Add(float64(row.Attempts))
-	}
 	if row.Retries > 0 {
 		m.retries.WithLabelValues(tool).Add(float64(row.Retries))
 	}
@@ -133,6 +160,34 @@ func (m *Metrics) Record(row *types.Execution) {
 	}
 	if row.SideEffect == types.SideEffectUnknown {
 		m.unknown.WithLabelValues(tool).Inc()
+	}
+}
+
+// RecordAttempt counts one request sent to a dependency. It implements
+// monitor.AttemptSink.
+func (m *Metrics) RecordAttempt(tool string, purpose monitor.Purpose) {
+	m.attempts.WithLabelValues(tool, string(purpose)).Inc()
+}
+
+// Declare makes the zero series of cfg's tools: per tool, calls with
+// code="ok", attempts with purpose="call", retries, replays and unknown
+// outcomes; attempts with purpose="owner" or "verify" for each tool used as
+// such a lookup; and calls of unknown tools. Series already counting keep
+// their values. Call it again with a new config to add its tools.
+func (m *Metrics) Declare(cfg *config.Config) {
+	m.calls.WithLabelValues(UnknownTool, string(types.CodeUnknownTool))
+	for name, spec := range cfg.Tools {
+		m.calls.WithLabelValues(name, string(types.CodeOK))
+		m.attempts.WithLabelValues(name, string(monitor.PurposeCall))
+		m.retries.WithLabelValues(name)
+		m.replays.WithLabelValues(name)
+		m.unknown.WithLabelValues(name)
+		if spec.Owner != nil && spec.Owner.Lookup != "" {
+			m.attempts.WithLabelValues(spec.Owner.Lookup, string(monitor.PurposeOwner))
+		}
+		if spec.Verify != nil && spec.Verify.Lookup != "" {
+			m.attempts.WithLabelValues(spec.Verify.Lookup, string(monitor.PurposeVerify))
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/types"
@@ -56,6 +57,9 @@ func TestRecordCountsRows(t *testing.T) {
 	for i := range rows {
 		m.Record(&rows[i])
 	}
+	for range 5 {
+		m.RecordAttempt("issue_refund", monitor.PurposeCall)
+	}
 	cases := []struct {
 		name string
 		got  float64
@@ -65,7 +69,7 @@ func TestRecordCountsRows(t *testing.T) {
 		{"calls issue_refund timeout_unknown_outcome", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "timeout_unknown_outcome")), 1},
 		{"calls get_order upstream_error", testutil.ToFloat64(m.calls.WithLabelValues("get_order", "upstream_error")), 1},
 		{"calls of an unknown tool", testutil.ToFloat64(m.calls.WithLabelValues(UnknownTool, "unknown_tool")), 1},
-		{"attempts issue_refund", testutil.ToFloat64(m.attempts.WithLabelValues("issue_refund")), 5},
+		{"attempts issue_refund", testutil.ToFloat64(m.attempts.WithLabelValues("issue_refund", "call")), 5},
 		{"retries issue_refund", testutil.ToFloat64(m.retries.WithLabelValues("issue_refund")), 2},
 		{"retries get_order", testutil.ToFloat64(m.retries.WithLabelValues("get_order")), 3},
 		{"replays issue_refund", testutil.ToFloat64(m.replays.WithLabelValues("issue_refund")), 1},

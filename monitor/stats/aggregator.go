@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolgate/toolgate/config"
@@ -64,7 +65,8 @@ type Config struct {
 // saves them to the store. It is safe for concurrent use. Open it with New
 // and end it with Close.
 type Aggregator struct {
-	cfg Config
+	cfg   Config
+	tools atomic.Pointer[config.Config] // cfg.Tools, or the config SetTools gave
 
 	mu      sync.Mutex
 	buckets map[bucketKey]*liveBucket
@@ -82,6 +84,11 @@ type Aggregator struct {
 }
 
 var _ pipeline.Sink = (*Aggregator)(nil)
+
+// SetTools replaces the config that gives each tool's read timeout and
+// verify read (a reloaded config): the figures of every query from now on
+// compare with the new timeouts. The counted calls are kept.
+func (a *Aggregator) SetTools(cfg *config.Config) { a.tools.Store(cfg) }
 
 type bucketKey struct {
 	tool  string
@@ -129,6 +136,7 @@ func newAggregator(ctx context.Context, cfg *Config, ticks <-chan time.Time) (*A
 		c.Logger = slog.Default()
 	}
 	a := &Aggregator{cfg: c, buckets: map[bucketKey]*liveBucket{}}
+	a.tools.Store(c.Tools)
 	if err := a.resume(ctx); err != nil {
 		return nil, err
 	}

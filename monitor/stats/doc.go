@@ -1,5 +1,5 @@
 // Package stats turns execution rows into the figures of GET /v1/stats
-// (CONTRACT.md section 6): per tool and per dependency, calls, error and
+// (docs/http-api.md): per tool and per dependency, calls, error and
 // retry rates, latency percentiles, the read timeout and how close p95 is to
 // it, a suggested timeout, token totals and counts by outcome code; plus a
 // time series for charts and a short list of alerts.

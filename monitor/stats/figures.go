@@ -27,7 +27,7 @@ const PressureRatio = 0.8
 const Headroom = 0.5
 
 // Figures are the monitoring figures of one tool or one dependency over a
-// window (CONTRACT.md section 6).
+// window (GET /v1/stats in docs/http-api.md).
 type Figures struct {
 	// Calls counts every call: successes, failures, refusals and replays.
 	Calls int64 `json:"calls"`

@@ -156,10 +156,11 @@ func (a *Aggregator) readTimeout(tool string) time.Duration {
 
 // toolConfig is a tool's config, or nil.
 func (a *Aggregator) toolConfig(tool string) *config.Tool {
-	if a.cfg.Tools == nil {
+	cfg := a.tools.Load()
+	if cfg == nil {
 		return nil
 	}
-	return a.cfg.Tools.Tools[tool]
+	return cfg.Tools[tool]
 }
 
 // source is one bucket of a query: stored (data) or this process's own

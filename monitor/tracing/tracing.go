@@ -1,23 +1,34 @@
 // Package tracing sets up the OpenTelemetry exporter chosen in the config
 // (telemetry.traces): none, stdout or OTLP over HTTP. The spans themselves
 // are made by the pipeline: one "execute_tool {tool}" span per call,
-// following the GenAI semantic conventions, with a child "attempt N {tool}"
-// span per attempt. Pass the provider's tracer to toolgate.Options.Tracer
+// following the GenAI semantic conventions, with a CLIENT child span per
+// attempt (named after the HTTP method, with the HTTP client attributes;
+// "attempt {tool}" for Go-function tools), and "owner_lookup {tool}" and
+// "verify_lookup {tool}" spans around the attempts of lookups. Pass the provider's tracer to toolgate.Options.Tracer
 // (or pipeline.Config.Tracer):
 //
 //	tp, shutdown, err := tracing.Setup(ctx, cfg.Telemetry, os.Stderr)
 //	...
 //	defer shutdown(context.Background())
-//	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Tracer: tp.Tracer(tracing.TracerName)})
+//	tracing.LogErrors(logger) // export failures through slog
+//	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Tracer: tracing.Tracer(tp)})
+//
+// Trace context: a call's span is the child of the W3C traceparent the
+// caller sent (the HTTP API's traceparent header, or the traceparent key of
+// an MCP tools/call's _meta), and every request toolgate sends to a
+// dependency carries the traceparent of its attempt span (see
+// internal/tracectx).
 package tracing
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -27,11 +38,28 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/buildinfo"
 )
 
 // TracerName is the instrumentation scope to ask the provider for: the
 // same name the pipeline's default tracer uses.
 const TracerName = "github.com/toolgate/toolgate"
+
+// Tracer is tp's tracer for toolgate's spans: the instrumentation scope
+// TracerName at toolgate's version.
+func Tracer(tp trace.TracerProvider) trace.Tracer {
+	return tp.Tracer(TracerName, trace.WithInstrumentationVersion(buildinfo.Version()))
+}
+
+// LogErrors sends OpenTelemetry's own errors (a span export that failed, a
+// collector that cannot be reached) to log, at error level, instead of the
+// standard library's logger: they come out in the configured log format.
+// It sets the process-wide OpenTelemetry error handler.
+func LogErrors(log *slog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Error("opentelemetry", "err", err)
+	}))
+}
 
 // OTLPTracesPath is where spans are posted when the endpoint is a base URL
 // (no path), as OTEL_EXPORTER_OTLP_ENDPOINT is understood.
@@ -76,7 +104,7 @@ func Setup(ctx context.Context, cfg config.Telemetry, w io.Writer) (trace.Tracer
 	if name == "" {
 		name = config.DefaultServiceName
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(name)))
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(name), semconv.ServiceVersion(buildinfo.Version())))
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: resource: %w", err)
 	}

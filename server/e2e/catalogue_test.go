@@ -18,10 +18,10 @@ import (
 
 // The keys of the catalogue test's server.
 const (
-	refundsKey      = "refunds-bot-key-0123456789"
-	readerKey       = "reader-bot-key-01234567890"
-	pinnedKey       = "pinned-bot-key-01234567890"
-	catalogueOpsKey = "ops-person-key-01234567890"
+	refundsKey         = "refunds-bot-key-0123456789"
+	readerKey          = "reader-bot-key-01234567890"
+	cataloguePinnedKey = "pinned-bot-key-01234567890"
+	catalogueOpsKey    = "ops-person-key-01234567890"
 )
 
 // catalogueYAML gives each key its own catalogue (CONTRACT section 14):
@@ -38,7 +38,7 @@ auth:
       key: ` + readerKey + `
       tools: ["get_*", "list_*"]
     - name: pinned-bot
-      key: ` + pinnedKey + `
+      key: ` + cataloguePinnedKey + `
       principal: {id: cust_42}
     - name: ops
       key: ` + catalogueOpsKey + `
@@ -150,7 +150,7 @@ func TestCataloguesPerKey(t *testing.T) {
 	}{
 		{"by name", refundsKey, []string{"get_order", "issue_refund", "list_refunds"}},
 		{"by glob", readerKey, []string{"get_order", "list_refunds"}},
-		{"a pinned principal without refunds:write", pinnedKey, []string{"get_order", "list_refunds"}},
+		{"a pinned principal without refunds:write", cataloguePinnedKey, []string{"get_order", "list_refunds"}},
 		{"no list", catalogueOpsKey, all},
 	}
 	for _, tt := range tests {

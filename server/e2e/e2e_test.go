@@ -271,10 +271,11 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	toolsWant := map[string]string{
-		"":                  `"effect": "write"`,
-		"?format=openai":    `"type":"function"`,
-		"?format=anthropic": `"input_schema":{`,
-		"?format=mcp":       `"annotations":{"readOnlyHint":true,"idempotentHint":true,"destructiveHint":false}`,
+		"":                         `"effect": "write"`,
+		"?format=openai":           `"type":"function"`,
+		"?format=anthropic":        `"input_schema":{`,
+		"?format=mcp":              `"annotations":{"readOnlyHint":true,"idempotentHint":true,"destructiveHint":false,"openWorldHint":true}`,
+		"?format=openai-responses": `{"type":"function","name":`,
 	}
 	for q, want := range toolsWant {
 		a := srv.get("/v1/tools"+q, otherKey)

@@ -26,7 +26,7 @@ func TestOpenAPIOnTheBinary(t *testing.T) {
 		seen = append(seen, strings.TrimSpace(r.Method+" "+r.RequestURI+" "+string(b)))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"pets":[]}`))
+		w.Write([]byte(`{"id":"p1","name":"Rex","pets":[]}`))
 	}))
 	defer fake.Close()
 	document, err := filepath.Abs(filepath.Join("..", "..", "testdata", "openapi", "petstore", "petstore.yaml"))

@@ -132,7 +132,7 @@ func TestSIGTERMDrainsCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rows, err := st.ListExecutions(context.Background(), types.ExecutionFilter{RunID: "drain", Limit: 1000})
+	rows, err := st.ListExecutions(context.Background(), types.ExecutionFilter{RunID: types.ScopedRunID("support-bot", "drain"), Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSIGTERMDrainsCallsInFlight(t *testing.T) {
 			ok++
 		}
 	}
-	run, err := st.GetRun(context.Background(), "drain")
+	run, err := st.GetRun(context.Background(), types.ScopedRunID("support-bot", "drain"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,8 @@ func (s *Store) DecideApproval(ctx context.Context, id string, status store.Appr
 	if a.Status != store.ApprovalPending || !at.Before(a.ExpiresAt) {
 		return copyApproval(a), store.ErrApprovalDecided
 	}
-	a.Status, a.By, a.Comment, a.DecidedAt = status, by, comment, at
+	a.By, a.ByKey = store.SplitDecider(by)
+	a.Status, a.Comment, a.DecidedAt = status, comment, at
 	return copyApproval(a), nil
 }
 

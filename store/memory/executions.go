@@ -76,7 +76,11 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	}
 	if op != nil && c.Operation.Status == "" {
 		delete(s.operations, c.Operation.Key)
+		s.limits.release(c.Operation.Key)
 		op = nil
+	}
+	if c.ReleaseWriter != "" {
+		s.limits.releaseWriter(runID, c.ReleaseWriter)
 	}
 	if op != nil {
 		at := c.Operation.At

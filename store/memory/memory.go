@@ -30,6 +30,7 @@ type Store struct {
 	now        func() time.Time
 	stats      map[statsKey]store.StatsBucket
 	approvals  map[string]*store.Approval
+	limits     limits
 }
 
 // operation is a ledger record and its insertion number.

@@ -23,8 +23,14 @@ func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types
 	if err := s.usable(ctx); err != nil {
 		return nil, false, err
 	}
+	existing, began := s.beginLocked(op)
+	return existing, began, nil
+}
+
+// beginLocked is BeginOperation with s.mu held.
+func (s *Store) beginLocked(op *types.Operation) (*types.Operation, bool) {
 	if existing, ok := s.operations[op.Key]; ok {
-		return copyOperation(&existing.Operation), false, nil
+		return copyOperation(&existing.Operation), false
 	}
 	s.opSeq++
 	rec := &operation{Operation: *op, seq: s.opSeq}
@@ -39,7 +45,7 @@ func (s *Store) BeginOperation(ctx context.Context, op *types.Operation) (*types
 		rec.UpdatedAt = rec.CreatedAt
 	}
 	s.operations[rec.Key] = rec
-	return nil, true, nil
+	return nil, true
 }
 
 // GetOperation returns a copy of the operation, or store.ErrNotFound.
@@ -114,6 +120,7 @@ func (s *Store) AbandonOwner(ctx context.Context, owner string) (int, error) {
 			turned++
 		}
 	}
+	s.limits.abandon(owner)
 	return turned, nil
 }
 

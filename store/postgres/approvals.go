@@ -20,7 +20,7 @@ decided_by, comment, created_at, decided_at, expires_at, used_by`
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 	selectApprovalSQL = `SELECT ` + approvalColumns + ` FROM approvals WHERE id = $1`
 	findApprovalSQL   = `SELECT ` + approvalColumns + ` FROM approvals
-WHERE tool = $1 AND args_hash = $2 AND principal_id = $3 AND config_version = $4 ORDER BY created_at DESC, id DESC LIMIT 1`
+WHERE tool = $1 AND args_hash = $2 AND principal_id = $3 AND config_version = $4 AND run_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1`
 	decideApprovalSQL = `UPDATE approvals SET status = $1, decided_by = $2, comment = $3, decided_at = $4
 WHERE id = $5 AND status = 'pending' AND expires_at > $4`
 	useApprovalSQL = `WITH taken AS (UPDATE approvals SET used_by = $2 WHERE id = $1 AND used_by = '' RETURNING used_by)
@@ -33,6 +33,7 @@ func scanApproval(row pgx.Row) (*store.Approval, error) {
 	var created, decided, expires int64
 	err := row.Scan(&a.ID, &a.Tool, &a.ArgsHash, jsonDest(&a.Args), &a.PrincipalID, &a.RunID, &a.ConfigVersion,
 		&a.Rule, &a.Reason, &a.Status, &a.By, &a.Comment, &created, &decided, &expires, &a.UsedBy)
+	a.By, a.ByKey = store.SplitDecider(a.By)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -46,7 +47,7 @@ func scanApproval(row pgx.Row) (*store.Approval, error) {
 // CreateApproval inserts a pending approval.
 func (s *Store) CreateApproval(ctx context.Context, a *store.Approval) error {
 	args := []any{a.ID, a.Tool, a.ArgsHash, jsonArg(a.Args), a.PrincipalID, a.RunID, a.ConfigVersion, a.Rule, a.Reason,
-		string(a.Status), a.By, a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
+		string(a.Status), store.Decider(a.By, a.ByKey), a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
 	return s.write(ctx, "create approval", func(ctx context.Context, conn *pgxpool.Conn) error {
 		_, err := conn.Exec(ctx, insertApprovalSQL, args...)
 		return err
@@ -70,7 +71,7 @@ func (s *Store) FindApproval(ctx context.Context, b store.Binding) (*store.Appro
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	a, err := scanApproval(s.pool.QueryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion))
+	a, err := scanApproval(s.pool.QueryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion, b.RunID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, s.readErr("find approval", err)
 	}

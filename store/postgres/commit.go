@@ -143,6 +143,7 @@ func commitStatement(c *store.Commit, now int64) (string, []any) {
 			q.WriteString(` WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
 		}
 	}
+	limitCTEs(&q, &p, c, runID, key)
 	// INSERT ... SELECT takes no type from the target columns: the
 	// parameters carry casts.
 	q.WriteString(`inserted AS (INSERT INTO executions (run_id, step, call_id, tool, dependency, args_hash, args,

@@ -47,8 +47,37 @@
 //
 // Open never abandons started operations: on a shared database they may
 // belong to a live replica. An operation whose owner died stays started
-// until its lease (Operation.LeaseUntil) ends; then ExpireLeases turns it
-// into unknown, which the pipeline does when it meets one, and which
+// until its owner is found dead (below) or its lease
+// (Operation.LeaseUntil) ends; then ExpireLeases turns it into unknown,
+// which the pipeline does when it meets one, and which
 // Options.ExpireLeasesEvery does in the background. AbandonOwner remains
 // for a process that knows it restarted under a unique owner name.
+//
+// # Liveness and fencing
+//
+// The store is a store.Fencer. From Open to Close it holds a session-level
+// advisory lock (pg_try_advisory_lock(LivenessLockKey(schema, owner id)))
+// on a connection of its own, outside the pool, under an owner id made of
+// Options.Owner, a generation number and a random part: unique to this
+// process and to this holding of the lock. It pings that connection every
+// LivenessOptions.Keepalive; a ping that answers confirms liveness for
+// LivenessOptions.Bound from the moment it was sent. A ping that fails or
+// does not answer within Bound closes the connection: from then on Fence
+// answers store.ErrNotLive and no earlier fence Holds again, until the
+// lock is taken again on a new connection under a new owner id (the
+// previous session, if the server still holds it, is then terminated).
+//
+// TakeOver(owner) tries owner's lock on a pool connection (and releases it
+// at once). Once the lock is free, owner's session has ended, so owner's
+// last confirmed ping was sent before that moment and owner stops sending
+// at most Bound later. TakeOver waits LivenessOptions.TakeoverDelay (more
+// than Bound) after it first found the lock free, measured on its own
+// monotonic clock, and then turns owner's started operations into unknown
+// ones. An owner id without the generation and random part (a replica of
+// an earlier toolgate, a store with liveness disabled) holds no lock and
+// is never taken over so: its leases apply. Only durations measured within
+// one process are compared, never the wall clocks of two machines.
+// docs/replicas.md says what this guarantees under clock skew and network
+// partitions. The lock needs a session of its own: behind PgBouncer in
+// transaction mode, connect to PostgreSQL directly or in session mode.
 package postgres

@@ -45,9 +45,14 @@ type Options struct {
 	// ctx no longer applies then; see the package doc). Default 30s.
 	WriteTimeout time.Duration
 	// ExpireLeasesEvery, when positive, runs ExpireLeases(now) in the
-	// background at that interval until Close, so that the operations of a
-	// dead replica turn unknown even if no call meets them. Default 0: off.
+	// background at that interval until Close, and TakeOver for the owner
+	// of every started operation, so that the operations of a dead replica
+	// turn unknown even if no call meets them. Default 0: off.
 	ExpireLeasesEvery time.Duration
+	// Liveness configures the session-level advisory lock this store holds
+	// while it is alive, by which other replicas detect its death and it
+	// fences itself off (see the package doc). Default: on.
+	Liveness LivenessOptions
 	// Logger receives the store's few messages (a schema migration, a
 	// failed background lease expiry). Default: discarded.
 	Logger *slog.Logger
@@ -85,6 +90,8 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	closed atomic.Bool
+	// live is the liveness lock (nil when disabled).
+	live *liveness
 
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
@@ -126,6 +133,9 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 	if s.schema, err = migrate(ctx, pool, opts.Schema, opts.Logger); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	if err = s.startLiveness(ctx, cfg.ConnConfig); err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
 	if opts.ExpireLeasesEvery > 0 {
 		s.sweeper.Go(s.expireLoop)
 	}
@@ -152,6 +162,7 @@ func (s *Store) Close() error {
 	}
 	close(s.stop)
 	s.sweeper.Wait()
+	s.stopLiveness()
 	s.pool.Close()
 	return nil
 }
@@ -172,6 +183,13 @@ func (s *Store) expireLoop() {
 			s.opts.Logger.Warn("postgres: background lease expiry failed", "err", err)
 		case n > 0:
 			s.opts.Logger.Info("postgres: leases expired; their operations are now unknown", "operations", n)
+		}
+		gone, err := s.takeOverGone(context.Background())
+		switch {
+		case err != nil && !errors.Is(err, store.ErrClosed):
+			s.opts.Logger.Warn("postgres: background takeover of dead owners failed", "err", err)
+		case gone > 0:
+			s.opts.Logger.Info("postgres: owners found dead; their operations are now unknown", "owners", gone)
 		}
 	}
 }

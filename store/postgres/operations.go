@@ -161,6 +161,9 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time) (int, error) {
 // owner name that no live replica uses.
 func (s *Store) AbandonOwner(ctx context.Context, owner string) (int, error) {
 	n, err := s.update(ctx, fmt.Sprintf("abandon owner %q", owner), abandonOwnerSQL, nanos(s.opts.Clock.Now()), owner)
+	if err == nil {
+		err = s.abandonWriters(ctx, owner)
+	}
 	return int(n), err
 }
 

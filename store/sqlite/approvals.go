@@ -18,7 +18,7 @@ decided_by, comment, created_at, decided_at, expires_at, used_by`
 	insertApprovalSQL = `INSERT INTO approvals (` + approvalColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	selectApprovalSQL = `SELECT ` + approvalColumns + ` FROM approvals WHERE id = ?`
 	findApprovalSQL   = `SELECT ` + approvalColumns + ` FROM approvals
-WHERE tool = ? AND args_hash = ? AND principal_id = ? AND config_version = ? ORDER BY created_at DESC, id DESC LIMIT 1`
+WHERE tool = ? AND args_hash = ? AND principal_id = ? AND config_version = ? AND run_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`
 	decideApprovalSQL = `UPDATE approvals SET status = ?, decided_by = ?, comment = ?, decided_at = ?
 WHERE id = ? AND status = 'pending' AND expires_at > ?`
 	useApprovalSQL    = `UPDATE approvals SET used_by = ? WHERE id = ? AND used_by = ''`
@@ -37,13 +37,14 @@ func scanApproval(row interface{ Scan(...any) error }) (*store.Approval, error) 
 	if err != nil {
 		return nil, err
 	}
+	a.By, a.ByKey = store.SplitDecider(a.By)
 	return &a, nil
 }
 
 // CreateApproval inserts a pending approval.
 func (s *Store) CreateApproval(ctx context.Context, a *store.Approval) error {
 	args := []any{a.ID, a.Tool, a.ArgsHash, jsonText(a.Args), a.PrincipalID, a.RunID, a.ConfigVersion, a.Rule, a.Reason,
-		string(a.Status), a.By, a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
+		string(a.Status), store.Decider(a.By, a.ByKey), a.Comment, nanos(a.CreatedAt), nanos(a.DecidedAt), nanos(a.ExpiresAt), a.UsedBy}
 	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
 		_, err := tx.exec(ctx, insertApprovalSQL, args...)
 		return err
@@ -71,7 +72,7 @@ func (s *Store) FindApproval(ctx context.Context, b store.Binding) (*store.Appro
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
-	a, err := scanApproval(s.queryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion))
+	a, err := scanApproval(s.queryRow(ctx, findApprovalSQL, b.Tool, b.ArgsHash, b.PrincipalID, b.ConfigVersion, b.RunID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, s.readErr("find approval", err)
 	}

@@ -78,7 +78,7 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	var result json.RawMessage
 	// The row of a call that settled no operation and changed no state (a
 	// read, a refusal) records no effect: see writer.doLight.
-	light := c.Operation == nil && len(c.NewState) == 0
+	light := c.Operation == nil && len(c.NewState) == 0 && c.ReleaseWriter == ""
 	// The run cache learns the run's new version (state, step) in commit
 	// order.
 	after := func() {
@@ -130,6 +130,9 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 			if n == 0 {
 				return fmt.Errorf("operation %q: %w", c.Operation.Key, store.ErrNotFound)
 			}
+		}
+		if err := commitLimitsIn(ctx, tx, c); err != nil {
+			return err
 		}
 		execArgs[execVersionArg] = version
 		res, err := tx.exec(ctx, insertExecutionSQL, execArgs...)

@@ -18,7 +18,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations are the embedded migrations in order.
 var embedded = migrations.MustLoad("sqlite", migrationFiles, SchemaVersion)

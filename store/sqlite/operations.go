@@ -167,6 +167,9 @@ func (s *Store) ExpireLeases(ctx context.Context, now time.Time) (int, error) {
 // owner is "") into unknown ones.
 func (s *Store) AbandonOwner(ctx context.Context, owner string) (int, error) {
 	n, err := s.update(ctx, abandonOwnerSQL, nanos(s.opts.Clock.Now()), owner, owner)
+	if err == nil {
+		_, err = s.update(ctx, abandonWritersSQL, owner, owner)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: abandon owner %q: %w", owner, err)
 	}

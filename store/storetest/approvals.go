@@ -41,9 +41,12 @@ func testApprovalLifecycle(t *testing.T, s store.Store) {
 		t.Fatalf("GetApproval = %+v, %v", got, err)
 	}
 	checkJSON(t, "approval args", got.Args, json.RawMessage(`{"amount":9007199254740993}`))
-	decided, err := as.DecideApproval(ctx, "ap-1", store.ApprovalApproved, "alice", "ok once", at(time.Minute))
-	if err != nil || decided.Status != store.ApprovalApproved || decided.By != "alice" || decided.Comment != "ok once" {
+	decided, err := as.DecideApproval(ctx, "ap-1", store.ApprovalApproved, store.Decider("alice", "ops"), "ok once", at(time.Minute))
+	if err != nil || decided.Status != store.ApprovalApproved || decided.By != "alice" || decided.ByKey != "ops" || decided.Comment != "ok once" {
 		t.Fatalf("DecideApproval = %+v, %v", decided, err)
+	}
+	if got, err := as.GetApproval(ctx, "ap-1"); err != nil || got.By != "alice" || got.ByKey != "ops" {
+		t.Fatalf("GetApproval after the decision = %+v, %v; want by alice, key ops", got, err)
 	}
 	checkTime(t, "decided_at", decided.DecidedAt, at(time.Minute))
 	if _, err := as.DecideApproval(ctx, "ap-1", store.ApprovalDenied, "bob", "", at(2*time.Minute)); !errors.Is(err, store.ErrApprovalDecided) {
@@ -81,12 +84,23 @@ func testApprovalFind(t *testing.T, s store.Store) {
 	if err := as.CreateApproval(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	got, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1"})
+	otherRun := newApproval("ap-other-run", 6*time.Minute)
+	otherRun.RunID = "run-2"
+	if err := as.CreateApproval(ctx, otherRun); err != nil {
+		t.Fatal(err)
+	}
+	got, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-1"})
 	if err != nil || got.ID != "ap-new" {
 		t.Fatalf("FindApproval = %+v, %v; want ap-new", got, err)
 	}
-	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h2", PrincipalID: "cust_1", ConfigVersion: "v1"}); !errors.Is(err, store.ErrNotFound) {
+	if got, err := as.FindApproval(ctx, otherRun.Binding()); err != nil || got.ID != "ap-other-run" {
+		t.Fatalf("FindApproval(run-2) = %+v, %v; want ap-other-run", got, err)
+	}
+	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h2", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-1"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("other args: %v, want ErrNotFound", err)
+	}
+	if _, err := as.FindApproval(ctx, store.Binding{Tool: "refund", ArgsHash: "h1", PrincipalID: "cust_1", ConfigVersion: "v1", RunID: "run-3"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another run: %v, want ErrNotFound", err)
 	}
 }
 

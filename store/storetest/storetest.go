@@ -44,7 +44,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Stats", statsCases},
 		{"Approvals", approvalCases},
 		{"AdmitAndBegin", admitAndBeginCases},
+		{"Fencer", fenceCases},
 		{"Lifecycle", lifecycleCases},
+		{"Limits", limitCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"errors"
+
+	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// live is one compiled configuration. A call takes the current one when it
+// is admitted and keeps it to its end, lookups and verify reads included,
+// so a reload never changes a call half way through.
+type live struct {
+	tools     *config.Config
+	validator *validate.Validator
+}
+
+// Reload compiles cfg (loaded and normalized) and makes it the configuration
+// of every call admitted from now on; calls in flight finish under the one
+// they were admitted with. When cfg does not compile, the error lists every
+// problem and nothing changes.
+//
+// Circuit breakers and retry budgets are kept by dependency name: a
+// dependency the new config still has keeps its state (its new settings,
+// if changed, apply from its next call), and so do its statistics, which
+// are kept by tool name outside the pipeline. The breaker and budget of a
+// dependency whose base_url changed start afresh: the failures of one
+// service say nothing about another; those of a removed dependency are
+// dropped.
+func (p *Pipeline) Reload(cfg *config.Config) error {
+	if cfg == nil {
+		return errors.New("pipeline: Reload needs a config")
+	}
+	v, err := validate.Compile(cfg, p.env)
+	if err != nil {
+		return err
+	}
+	old := p.cur.Swap(&live{tools: cfg, validator: v})
+	for name, was := range old.tools.Dependencies {
+		now := cfg.Dependencies[name]
+		if now == nil || was == nil || now.BaseURL != was.BaseURL {
+			p.breakers.Forget(name)
+			p.budgets.Forget(name)
+		}
+	}
+	return nil
+}

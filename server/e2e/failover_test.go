@@ -1,0 +1,378 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/store/postgres"
+	"github.com/toolgate/toolgate/store/postgres/postgrestest"
+	"github.com/toolgate/toolgate/types"
+)
+
+// holdLivenessLock takes owner's liveness lock on a session of the test's
+// own, waiting until the owner's session has ended, and keeps it until the
+// test ends. To the replicas the owner then looks alive: the server still
+// holds its session, as it would behind a network partition until its TCP
+// keepalive gives up.
+func holdLivenessLock(t *testing.T, schema, owner string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), postgrestest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", postgres.LivenessLockKey(schema, owner)); err != nil {
+		t.Fatalf("take the liveness lock of %s: %v", owner, err)
+	}
+}
+
+// Three replicas on PostgreSQL; replica A is SIGKILLed with 10 writes in
+// flight (5 made by the provider, 5 never). At once, each call is repeated
+// on replica B or C: A's session died with it, so they find its liveness
+// lock free, wait out the fencing delay and surface its operations as
+// unknown; each repeat answers within 5 s of the kill, verified (made) or
+// unknown_outcome (never made), never duplicate_in_flight, although the
+// leases (call deadline 30 s plus the default 30 s margin) run a minute.
+// Nothing is sent again: no duplicate at the provider.
+func TestReplicaFailoverInSeconds(t *testing.T) {
+	const (
+		run    = "failover"
+		n      = 10
+		total  = 30 * time.Second
+		within = 5 * time.Second
+	)
+	st, storeURL := replicaStore(t)
+	var orders []sim.Order
+	var made []string
+	for i := range n {
+		o := fmt.Sprintf("ORD-%d", 3001+i)
+		orders = append(orders, sim.Order{OrderID: o, CustomerID: "cust_42", AmountPaise: 100000})
+		if i < n/2 {
+			made = append(made, o)
+		}
+	}
+	isMade := func(order string) bool { return order <= made[len(made)-1] }
+	body := func(i int) string {
+		return fmt.Sprintf(`{"tool":"issue_refund","args":{"order_id":%q,"amount_paise":%d}}`, orders[i].OrderID, 2001+i)
+	}
+	prov := startKillProvider(t, orders, made)
+	cfg := replicaConfig(storeURL, prov.srv.URL, total)
+	a, b, c := startServe(t, cfg), startServe(t, cfg), startServe(t, cfg)
+	if r := b.post("/v1/runs", supportKey, `{"run_id":"`+run+`","principal":`+principal+`,"state":{"refunded_paise":0}}`); r.status != http.StatusCreated {
+		t.Fatalf("create run: %d %s", r.status, r.body)
+	}
+
+	outcomesA := make(chan callOutcome, n)
+	for i := range n {
+		go sendCall(a.base, run, body(i), outcomesA)
+	}
+	prov.waitArrived(t, n)
+	for _, o := range made {
+		prov.release[o]()
+	}
+	replicaPoll(t, time.Minute, "the provider makes 5 refunds", func() bool { return prov.Counts().Refunds == n/2 })
+	ownerA := ""
+	for i := range n {
+		op, err := st.GetOperation(t.Context(), replicaRefundKey(orders[i].OrderID, int64(2001+i), run))
+		if err != nil || op.Status != types.OpStarted || (ownerA != "" && op.Owner != ownerA) {
+			t.Fatalf("before the kill: %+v %v; want started by replica A", op, err)
+		}
+		ownerA = op.Owner
+	}
+
+	if err := a.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	select {
+	case <-a.done:
+	case <-time.After(time.Minute):
+		t.Fatal("replica A did not die")
+	}
+
+	type repeat struct {
+		i     int
+		took  time.Duration
+		reply callOutcome
+	}
+	repeats := make(chan repeat, n)
+	for i := range n {
+		go func() {
+			out := make(chan callOutcome, 1)
+			sendCall([]*proc{b, c}[i%2].base, run, body(i), out)
+			repeats <- repeat{i, time.Since(killed), <-out}
+		}()
+	}
+	var slowest time.Duration
+	codes := map[types.Code]int{}
+	for range n {
+		r := <-repeats
+		slowest = max(slowest, r.took)
+		order := orders[r.i].OrderID
+		if r.reply.err != nil || r.reply.status != http.StatusOK {
+			t.Errorf("%s: HTTP %d %v", order, r.reply.status, r.reply.err)
+			continue
+		}
+		res := r.reply.res
+		codes[res.Code()]++
+		switch {
+		case res.Code() == types.CodeDuplicateInFlight:
+			t.Errorf("%s: duplicate_in_flight %s after the kill: the dead owner was not detected", order, r.took)
+		case r.took > within:
+			t.Errorf("%s: answered %s after the kill, want within %s", order, r.took, within)
+		}
+		ok := res.OK && (res.Meta.Verified || res.Meta.Replayed)
+		if isMade(order) != ok || (!ok && res.Code() != types.CodeUnknownOutcome) {
+			t.Errorf("%s (made: %v): %s verified=%v replayed=%v, want verified when made, unknown_outcome otherwise\n%s",
+				order, isMade(order), res.Code(), res.Meta.Verified, res.Meta.Replayed, res.Observation)
+		}
+	}
+	for range n {
+		if o := <-outcomesA; o.err == nil {
+			t.Errorf("a call on the killed replica was answered: HTTP %d", o.status)
+		}
+	}
+	perOrder := map[string]int{}
+	for _, r := range prov.Refunds() {
+		perOrder[r.OrderID]++
+	}
+	duplicates := 0
+	for _, k := range perOrder {
+		duplicates += k - 1
+	}
+	posts := prov.posts.Load()
+	fmt.Printf("failover: replica A (%s) SIGKILLed with %d writes in flight; repeats on B and C answered within %s of the kill (slowest), codes %v; provider: %d refund requests, %d refunds, %d duplicates\n",
+		ownerA, n, slowest.Round(time.Millisecond), codes, posts, len(perOrder), duplicates)
+	if posts != n || duplicates != 0 || len(perOrder) != n/2 {
+		t.Errorf("provider: %d requests, refunds per order %v; want %d requests and one refund for each of the %d made", posts, perOrder, n, n/2)
+	}
+	// The state took each verified refund once.
+	var paid int64
+	for _, r := range prov.Refunds() {
+		paid += r.AmountPaise
+	}
+	var doc struct {
+		State map[string]any `json:"state"`
+	}
+	c.get("/v1/runs/"+run, supportKey).decode(t, &doc)
+	if doc.State["refunded_paise"] != json.Number(fmt.Sprint(paid)) || paid != 2001+2002+2003+2004+2005 {
+		t.Errorf("state %v, want refunded_paise %d (the 5 refunds made, each once)", doc.State, paid)
+	}
+	client.CloseIdleConnections()
+}
+
+// cutProvider holds every refund until the client gives up (or, after
+// hold, answers 503), and notes when each arrived and on which of its listeners (one per replica,
+// so that each replica's requests can be told apart).
+type cutProvider struct {
+	hold time.Duration
+	mu   sync.Mutex
+	arr  []arrival
+}
+
+// arrival is one refund request: when, and through which listener.
+type arrival struct {
+	at  time.Time
+	tag string
+}
+
+// listen starts a listener of the provider whose requests are tagged tag.
+func (p *cutProvider) listen(t *testing.T, tag string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/refunds" {
+			http.NotFound(w, r)
+			return
+		}
+		p.mu.Lock()
+		p.arr = append(p.arr, arrival{time.Now(), tag})
+		p.mu.Unlock()
+		select {
+		case <-time.After(p.hold):
+		case <-r.Context().Done():
+		}
+		http.Error(w, `{"error":"try later"}`, http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL
+}
+
+// arrivals returns the refund requests so far that came through tag.
+func (p *cutProvider) arrivals(tag string) []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Time
+	for _, a := range p.arr {
+		if a.tag == tag {
+			out = append(out, a.at)
+		}
+	}
+	return out
+}
+
+// cutYAML is a write whose provider honours keys, so toolgate retries it
+// after a read timeout (its outcome unknown), every attempt a request: 12
+// attempts of 300 ms, 100-200 ms apart.
+const cutYAML = `store: "{{STORE}}"
+auth:
+  keys:
+    - {name: support-bot, key: ` + supportKey + `}
+dependencies:
+  payments: {base_url: "{{PROVIDER}}", breaker: {threshold: 1000}, retry_budget: {ratio: 1, min_retries: 1000}}
+tools:
+  issue_refund:
+    description: Refund part or all of an order to the customer.
+    dependency: payments
+    request: {method: POST, path: /refunds}
+    effect: write
+    permission: refunds:write
+    input_schema:
+      type: object
+      required: [order_id, amount_paise]
+      properties:
+        order_id: {type: string}
+        amount_paise: {type: integer, minimum: 1}
+      additionalProperties: false
+    timeout: {connect: 1s, read: 300ms, total: 60s}
+    retry: {max_attempts: 12, base: 100ms, cap: 200ms}
+    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
+`
+
+// A replica cut from the database (pg_terminate_backend of every session
+// it has) while 10 writes keep retrying against a provider that never
+// answers in time (it honours keys, so toolgate retries each write after
+// its unknown outcome, each attempt a request):
+// replica A loses its liveness and sends no write after other replicas
+// could take its operations over (the fencing delay after the cut); the
+// calls answer without their remaining attempts. Replica B, to which the
+// same calls are repeated at the cut, takes them over and sends them again
+// under the same keys, never before that moment: at the provider the two
+// replicas' requests never overlap. A then takes its lock again under a
+// new owner id and serves new writes.
+func TestReplicaCutFromDatabaseSendsNoWrite(t *testing.T) {
+	const n = 10
+	st, storeURL := replicaStore(t)
+	u, err := url.Parse(storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", "toolgate-cut")
+	u.RawQuery = q.Encode()
+
+	prov := &cutProvider{hold: 10 * time.Second}
+	a := startServe(t, strings.NewReplacer("{{STORE}}", u.String(), "{{PROVIDER}}", prov.listen(t, "A")).Replace(cutYAML))
+	b := startServe(t, strings.NewReplacer("{{STORE}}", storeURL, "{{PROVIDER}}", prov.listen(t, "B")).Replace(cutYAML))
+	if r := a.post("/v1/runs", supportKey, `{"run_id":"cut","principal":`+principal+`,"state":{}}`); r.status != http.StatusCreated {
+		t.Fatalf("create run: %d %s", r.status, r.body)
+	}
+	body := func(i int) string {
+		return fmt.Sprintf(`{"tool":"issue_refund","args":{"order_id":"ORD-%d","amount_paise":100}}`, 4001+i)
+	}
+	outcomesA, outcomesB := make(chan callOutcome, n), make(chan callOutcome, n)
+	for i := range n {
+		go sendCall(a.base, "cut", body(i), outcomesA)
+	}
+	// Every call is retrying: a few attempts each have arrived.
+	replicaPoll(t, time.Minute, "30 refund requests", func() bool { return len(prov.arrivals("A")) >= 3*n })
+	op, err := st.GetOperation(t.Context(), "refund:ORD-4001:100:cut")
+	if err != nil || op.Status != types.OpStarted {
+		t.Fatalf("ledger before the cut: %+v %v", op, err)
+	}
+	oldOwner := op.Owner
+
+	conn, err := pgx.Connect(t.Context(), postgrestest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var cut int
+	cutFrom := time.Now() // no session of A has ended before this reading
+	if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'toolgate-cut'`).Scan(&cut); err != nil || cut < 2 {
+		t.Fatalf("terminated %d sessions of the replica (%v), want its lock session and pool", cut, err)
+	}
+	cutAt := time.Now()
+	for i := range n {
+		go sendCall(b.base, "cut", body(i), outcomesB)
+	}
+
+	answered := map[types.Code]int{}
+	for range n {
+		o := <-outcomesA
+		if o.err != nil || o.res == nil {
+			t.Fatalf("a call was not answered: %v", o.err)
+		}
+		answered[o.res.Code()]++
+		if o.res.Meta.Attempts >= 12 {
+			t.Errorf("a call made all %d attempts: it was never fenced", o.res.Meta.Attempts)
+		}
+	}
+	answeredB := map[types.Code]int{}
+	for range n {
+		o := <-outcomesB
+		if o.err != nil || o.res == nil {
+			t.Fatalf("a repeat on B was not answered: %v", o.err)
+		}
+		answeredB[o.res.Code()]++
+	}
+	// A's sends end before the earliest takeover (cutAt is later than the
+	// end of A's sessions); B's begin after it (cutFrom is earlier).
+	lastA, firstB := time.Time{}, time.Time{}
+	fromA := prov.arrivals("A")
+	for _, at := range fromA {
+		if at.After(lastA) {
+			lastA = at
+		}
+	}
+	fromB := prov.arrivals("B")
+	for _, at := range fromB {
+		if firstB.IsZero() || at.Before(firstB) {
+			firstB = at
+		}
+	}
+	fmt.Printf("cut from the database: %d sessions of replica A terminated with %d writes retrying; A: %d refund requests, the last %s after the cut; B (repeats at the cut): %d requests, the first %s after the cut (takeover allowed from %s); answers on A %v, on B %v\n",
+		cut, n, len(fromA), lastA.Sub(cutAt).Round(time.Millisecond), len(fromB), firstB.Sub(cutFrom).Round(time.Millisecond),
+		postgres.DefaultTakeoverDelay, answered, answeredB)
+	if !lastA.Before(cutAt.Add(postgres.DefaultTakeoverDelay)) {
+		t.Errorf("replica A sent a refund %s after the cut, when others may have taken its operations over (from %s)", lastA.Sub(cutAt), postgres.DefaultTakeoverDelay)
+	}
+	if len(fromB) == 0 {
+		t.Error("replica B never took the operations over")
+	} else if firstB.Before(cutFrom.Add(postgres.DefaultTakeoverDelay)) {
+		t.Errorf("replica B sent a refund %s after the cut, before the fencing delay %s", firstB.Sub(cutFrom), postgres.DefaultTakeoverDelay)
+	}
+
+	// Live again, under a new owner id: a new write is sent and begun
+	// under it.
+	sentA := len(fromA)
+	replicaPoll(t, 30*time.Second, "a new write admitted after the cut", func() bool {
+		out := make(chan callOutcome, 1)
+		sendCall(a.base, "cut", `{"tool":"issue_refund","args":{"order_id":"ORD-5000","amount_paise":100}}`, out)
+		o := <-out
+		return o.err == nil && o.res != nil && o.res.Meta.Attempts > 0
+	})
+	if len(prov.arrivals("A")) <= sentA {
+		t.Error("the new write reached no provider")
+	}
+	newOp, err := st.GetOperation(t.Context(), "refund:ORD-5000:100:cut")
+	if err != nil || newOp.Owner == oldOwner {
+		t.Errorf("the write after the cut: %+v, %v; want it begun under a new owner id, not %s", newOp, err, oldOwner)
+	}
+	client.CloseIdleConnections()
+}

@@ -1,0 +1,233 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+var _ store.Limiter = (*Store)(nil)
+
+const (
+	operationStatusSQL = `SELECT status FROM operations WHERE "key" = ?`
+	selectWritersSQL   = `SELECT holder, owner, lease_until, shared FROM state_writers WHERE run_id = ?`
+	writerConflictSQL  = `SELECT 1 FROM state_writers WHERE run_id = ? AND holder <> ? AND lease_until >= ? AND (? = 0 OR shared = 0) LIMIT 1`
+	takeWriterSQL      = `INSERT INTO state_writers (run_id, holder, owner, lease_until, shared) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, shared = excluded.shared`
+	purgeWritersSQL   = `DELETE FROM state_writers WHERE run_id = ? AND lease_until < ?`
+	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = ? AND holder = ?`
+	abandonWritersSQL = `DELETE FROM state_writers WHERE ? = '' OR owner = ?`
+	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0) FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?`
+	// quotaFreesSQL finds the oldest reservation whose expiry, with every
+	// older one's, leaves room for the claim: used - freed + amount <=
+	// limit.
+	quotaFreesSQL = `SELECT at FROM (
+    SELECT at, SUM(amount) OVER (ORDER BY at, rowid) AS freed
+    FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?
+) WHERE ? - freed + ? <= ? ORDER BY at LIMIT 1`
+	reserveQuotaSQL  = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES (?, ?, ?, ?, ?)`
+	releaseQuotasSQL = `DELETE FROM quota_reservations WHERE op_key = ?`
+	quotaUsageSQL    = `SELECT quota, "key", SUM(amount), COUNT(*), MIN(at) FROM quota_reservations
+WHERE quota = ? AND at > ? GROUP BY quota, "key" ORDER BY "key"`
+)
+
+// Admit takes the step, the state-writer slot, the operation and its
+// quota reservations in one request of the single writer, which
+// serialises every admission: the checks (slot free, quota room) and the
+// writes cannot interleave with another's. The checks come first, so a
+// refused admission writes nothing.
+func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted, error) {
+	now := nanos(s.opts.Clock.Now())
+	at := nanos(a.Now)
+	var opArgs []any
+	if a.Operation != nil {
+		opArgs = s.beginArgs(a.Operation)
+	}
+	var out *store.Admitted
+	var busy bool
+	err := s.w.doAfter(ctx, false, func(ctx context.Context, tx *writeTx) (err error) {
+		// The writer may run a request again: start afresh each time.
+		out, busy = &store.Admitted{}, false
+		exists, needSlot := false, a.Writer != nil
+		if a.Operation != nil {
+			var status string
+			err := tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
+			switch {
+			case err == nil:
+				exists = true
+				// A repeat that waits or replays changes no state.
+				needSlot = needSlot && types.OpStatus(status) == types.OpUnknown
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if needSlot {
+			busy, err = tx.exists(ctx, writerConflictSQL, a.RunID, a.Writer.Holder, at, a.Writer.Shared)
+			if err != nil || busy {
+				return err
+			}
+		}
+		if a.Operation != nil && len(a.Quotas) > 0 && !exists {
+			if out.Denied, err = quotaCheckIn(ctx, tx, a.Quotas, a.Now); err != nil || out.Denied != nil {
+				return err
+			}
+		}
+		out.Step = a.Step
+		if a.Step == 0 {
+			if out.Step, err = admitIn(ctx, tx, a.RunID, now); err != nil {
+				return err
+			}
+		}
+		if err := tx.queryRow(ctx, runVersionSQL, []any{a.RunID}, &out.Version); err != nil {
+			return err
+		}
+		if a.Operation != nil {
+			if out.Existing, err = beginIn(ctx, tx, opArgs, a.Operation.Key); err != nil {
+				return err
+			}
+			out.Began = out.Existing == nil
+			if out.Began {
+				for _, q := range a.Quotas {
+					if _, err := tx.exec(ctx, reserveQuotaSQL, q.Quota, q.Key, a.Operation.Key, q.Amount, at); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if needSlot {
+			out.Writer = true
+			if _, err := tx.exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil), a.Writer.Shared); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func() {
+		if out != nil && out.Step > 0 && a.Step == 0 {
+			s.runs.stepped(a.RunID, out.Step, fromNanos(now))
+		}
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: admit on run %q: %w", a.RunID, err)
+	case busy:
+		return nil, fmt.Errorf("sqlite: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
+	}
+	return out, nil
+}
+
+// quotaCheckIn returns the first claim that would pass its limit, or nil.
+func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, now time.Time) (*store.QuotaDenial, error) {
+	for _, c := range claims {
+		since := nanos(now.Add(-c.Window))
+		var used int64
+		if err := tx.queryRow(ctx, quotaUsedSQL, []any{c.Quota, c.Key, since}, &used); err != nil {
+			return nil, err
+		}
+		if used+c.Amount <= c.Limit {
+			continue
+		}
+		d := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
+		if c.Amount <= c.Limit {
+			var frees int64
+			err := tx.queryRow(ctx, quotaFreesSQL, []any{c.Quota, c.Key, since, used, c.Amount, c.Limit}, &frees)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, err
+			}
+			if err == nil {
+				d.FreesAt = fromNanos(frees).Add(c.Window)
+			}
+		}
+		return d, nil
+	}
+	return nil, nil
+}
+
+// StateWriters lists the run's slot holders.
+func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	rows, err := s.query(ctx, selectWritersSQL, runID)
+	if err != nil {
+		return nil, s.readErr("state writers of "+runID, err)
+	}
+	defer rows.Close()
+	var out []store.StateWriter
+	for rows.Next() {
+		var w store.StateWriter
+		var lease int64
+		if err := rows.Scan(&w.Holder, &w.Owner, &lease, &w.Shared); err != nil {
+			return nil, s.readErr("state writers of "+runID, err)
+		}
+		w.LeaseUntil = fromNanos(lease)
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr("state writers of "+runID, err)
+	}
+	return out, nil
+}
+
+// ReleaseStateWriter clears the run's slot if holder holds it.
+func (s *Store) ReleaseStateWriter(ctx context.Context, runID, holder string) error {
+	if _, err := s.update(ctx, releaseWriterSQL, runID, holder); err != nil {
+		return fmt.Errorf("sqlite: release state writer of %q: %w", runID, err)
+	}
+	return nil
+}
+
+// QuotaUsage lists the use of every (quota, key) inside its window.
+func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[string]time.Duration) ([]store.QuotaUse, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	var out []store.QuotaUse
+	for _, quota := range slices.Sorted(maps.Keys(windows)) {
+		rows, err := s.query(ctx, quotaUsageSQL, quota, nanos(now.Add(-windows[quota])))
+		if err != nil {
+			return nil, s.readErr("quota usage", err)
+		}
+		for rows.Next() {
+			var u store.QuotaUse
+			var oldest int64
+			if err := rows.Scan(&u.Quota, &u.Key, &u.Used, &u.Reservations, &oldest); err != nil {
+				rows.Close()
+				return nil, s.readErr("quota usage", err)
+			}
+			u.Oldest = fromNanos(oldest)
+			out = append(out, u)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, s.readErr("quota usage", err)
+		}
+	}
+	return out, nil
+}
+
+// commitLimitsIn is the part of a Commit that settles limits: the slot is
+// released, and a deleted operation's reservations go with it.
+func commitLimitsIn(ctx context.Context, tx *writeTx, c *store.Commit) error {
+	if c.Operation != nil && c.Operation.Status == "" {
+		if _, err := tx.exec(ctx, releaseQuotasSQL, c.Operation.Key); err != nil {
+			return err
+		}
+	}
+	if c.ReleaseWriter != "" {
+		if _, err := tx.exec(ctx, releaseWriterSQL, c.Execution.RunID, c.ReleaseWriter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
