@@ -284,3 +284,54 @@ func TestOpenAPIReload(t *testing.T) {
 		t.Errorf("sent %q", fake.seen())
 	}
 }
+
+// TestOpenAPIOutputSchema: an answer whose types break the document's
+// response schema is invalid_output; a missing field is not (the imported
+// schema drops required); output_schema: {} under tools: checks nothing.
+func TestOpenAPIOutputSchema(t *testing.T) {
+	gw, fake, run := openPetstore(t)
+	answer := func(body string) func(int, http.ResponseWriter, *http.Request) bool {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(body))
+			return true
+		}
+	}
+	tests := []struct {
+		name, tool string
+		args       map[string]any
+		body       string
+		code       types.Code
+	}{
+		{"no 2xx JSON schema", "deletePet", map[string]any{"petId": "p1"}, `{"id":5}`, ""},
+		{"a field missing", "listPets", nil, `{"pets":[{"name":"Rex"}]}`, ""},
+		{"a field of the wrong type", "listPets", nil, `{"pets":[{"id":5,"name":"Rex"}]}`, types.CodeInvalidOutput},
+	}
+	for _, tt := range tests {
+		fake.reset(answer(tt.body))
+		res, err := gw.Call(t.Context(), run, tt.tool, tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tt.code == "" && !res.OK) || (tt.code != "" && res.Code() != tt.code) {
+			t.Errorf("%s: %s %s, want %q", tt.name, res.Code(), res.Observation, tt.code)
+		}
+	}
+
+	// output_schema: {} under tools: turns the check off.
+	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	raw, _ := os.ReadFile(path)
+	vars := map[string]string{"PETSTORE_URL": strings.TrimSuffix(gw.Config().Dependencies["petstore"].BaseURL, "/api"), "PETSTORE_TOKEN": "tok"}
+	cfg, err := config.Parse([]byte(strings.Replace(string(raw), "  listPets:\n", "  listPets:\n    output_schema: {}\n", 1)), path,
+		func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	fake.reset(answer(`{"pets":[{"id":5}]}`))
+	if res, _ := gw.Call(t.Context(), run, "listPets", nil); !res.OK {
+		t.Errorf("with output_schema: {}: %s %s", res.Code(), res.Observation)
+	}
+}
