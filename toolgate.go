@@ -99,6 +99,10 @@ type Options struct {
 	// merged and the calls that start from then on see it; err says why a
 	// list was not merged (the previous tools stay).
 	ToolsRefreshed func(dependency string, err error)
+	// Offline opens without connecting to the MCP servers that the config
+	// imports tools from: their tools are then absent (read-only commands
+	// that only read the store). Default false.
+	Offline bool
 	// ImportTimeout bounds connecting to the MCP servers of the config and
 	// listing their tools at Open. Default 30s.
 	ImportTimeout time.Duration

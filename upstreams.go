@@ -33,6 +33,8 @@ type upstreams struct {
 	set   func(*config.Config) error // swaps the pipeline's tools
 	log   func(msg string, args ...any)
 	hook  func(dependency string, err error)
+	subs  map[int]func(*config.Config)
+	next  int
 }
 
 // openUpstreams starts the MCP side of a gateway when cfg has MCP servers:
@@ -48,7 +50,7 @@ func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Op
 	if hasMCP {
 		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
 	}
-	if cfg.ImportsPending() {
+	if cfg.ImportsPending() && !opts.Offline {
 		timeout := opts.ImportTimeout
 		if timeout <= 0 {
 			timeout = DefaultImportTimeout
@@ -115,6 +117,9 @@ func (u *upstreams) changed(dep string, tools []config.ImportedTool) {
 	} else {
 		u.lists = lists
 		u.log("MCP server's tools refreshed", "dependency", dep, "tools", len(tools))
+		for _, f := range u.subs {
+			f(merged)
+		}
 	}
 	if u.hook != nil {
 		u.hook(dep, err)
@@ -173,4 +178,81 @@ func (u *upstreams) reload(cfg *config.Config, apply func(*config.Config) error)
 	}
 	u.base, u.lists = cfg, lists
 	return nil
+}
+
+// Imports is what Import found: the config with the imported tools merged
+// in, and each importing dependency's list as its source gave it.
+type Imports struct {
+	// Config is the merged config.
+	Config *config.Config
+	// Lists are the tools each dependency listed, by dependency name.
+	Lists map[string][]config.ImportedTool
+	// Reports say, per OpenAPI document, how many operations were
+	// imported, which were skipped and why, and the name collisions.
+	Reports []*openapi.Report
+}
+
+// Import reads the OpenAPI documents of a loaded config and connects to
+// its MCP servers that import tools, lists their tools and merges them in,
+// then stops the servers: what a gateway opened on cfg would serve
+// (`toolgate check`, `toolgate tools`, `toolgate whatif`). A config without
+// imports comes back as it is. The error lists every document that cannot
+// be read, every operation an import names that its document lacks, every
+// server that could not be reached and every problem of the merge.
+func Import(ctx context.Context, cfg *config.Config, timeout time.Duration) (*Imports, error) {
+	if !cfg.ImportsPending() {
+		return &Imports{Config: cfg}, nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultImportTimeout
+	}
+	ictx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	lists := map[string][]config.ImportedTool{}
+	var reports []*openapi.Report
+	if openapi.Has(cfg) {
+		var err error
+		if lists, reports, err = openapi.ImportAll(ictx, cfg, openapi.Options{}); err != nil {
+			return &Imports{Config: cfg, Reports: reports}, err
+		}
+	}
+	if mcpcall.HasMCP(cfg) {
+		pool := mcpcall.New(cfg, mcpcall.Options{})
+		defer pool.Close()
+		mcpLists, err := pool.Import(ictx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(lists, mcpLists)
+	}
+	merged, err := cfg.Imported(lists)
+	if err != nil {
+		return &Imports{Config: cfg, Lists: lists, Reports: reports}, err
+	}
+	return &Imports{Config: merged, Lists: lists, Reports: reports}, nil
+}
+
+// OnToolsChanged registers f to be called with the new config each time
+// the tools change while the gateway runs (an MCP server's refreshed list
+// was merged), after calls see them; the MCP endpoint uses it to update
+// its own tool list. The returned func unregisters f. Without MCP servers
+// the tools never change and f is never called.
+func (g *Gateway) OnToolsChanged(f func(*config.Config)) (stop func()) {
+	u := g.upstreams
+	if u == nil {
+		return func() {}
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.subs == nil {
+		u.subs = map[int]func(*config.Config){}
+	}
+	id := u.next
+	u.next++
+	u.subs[id] = f
+	return func() {
+		u.mu.Lock()
+		delete(u.subs, id)
+		u.mu.Unlock()
+	}
 }

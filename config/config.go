@@ -112,7 +112,8 @@ type Key struct {
 	// must never be an approver, or the agent could approve its own calls.
 	Approver bool `yaml:"approver" json:"approver,omitempty"`
 	// Tools are the tools this key sees and may call: names or globs
-	// ("orders_*"). Default (absent): every tool. See Catalogue.
+	// ("orders_*"); any other tool answers unknown_tool for this key, as if
+	// it did not exist. Default (absent): every tool.
 	Tools []string `yaml:"tools" json:"tools,omitempty"`
 }
 
@@ -129,8 +130,9 @@ type Dependency struct {
 	Breaker Breaker `yaml:"breaker" json:"breaker"`
 	// RetryBudget bounds retries against this dependency.
 	RetryBudget RetryBudget `yaml:"retry_budget" json:"retry_budget"`
-	// MCP, when set, makes this dependency an MCP server (see mcp.go); its
-	// base_url is then unused.
+	// MCP, when set, makes this dependency an MCP server, reached over
+	// streamable HTTP (url) or run as a stdio subprocess (command); its tools
+	// are called with tools/call, and base_url is not needed.
 	MCP *MCP `yaml:"mcp" json:"mcp,omitempty"`
 	// OpenAPI, when set, is an OpenAPI 3.0 or 3.1 document (JSON or YAML)
 	// describing this dependency's HTTP API: a file path, relative to the
@@ -138,7 +140,10 @@ type Dependency struct {
 	// tools (see import.go and package config/openapi); the calls go to
 	// base_url. Default: none.
 	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
-	// Import brings the source's tools in (see import.go).
+	// Import brings in the tools the source lists (an MCP server's tools,
+	// an OpenAPI document's operations) under their own names plus prefix;
+	// a tools: entry of the same name overrides any of their keys. Default:
+	// nothing is imported.
 	Import *Import `yaml:"import" json:"import,omitempty"`
 }
 
@@ -202,7 +207,9 @@ type Tool struct {
 	Verify *Lookup `yaml:"verify" json:"verify,omitempty"`
 	// State maps state keys to CEL expressions applied on success.
 	State map[string]string `yaml:"state" json:"state,omitempty"`
-	// Quotas are limits shared across runs and replicas (see Quota).
+	// Quotas are limits over a sliding window, shared across runs,
+	// principals and replicas: a call that would exceed one is refused
+	// quota_exceeded before anything is sent. Default none.
 	Quotas []Quota `yaml:"quotas" json:"quotas,omitempty"`
 	// MaxObservationBytes bounds the observation text. Default 4096.
 	MaxObservationBytes int `yaml:"max_observation_bytes" json:"max_observation_bytes"`

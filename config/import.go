@@ -38,13 +38,14 @@ const (
 
 // Source says where an imported tool comes from.
 type Source struct {
-	// Kind is mcp or openapi.
+	// Kind is mcp or openapi (the exports also say config or go for the
+	// tools that are not imported).
 	Kind string `json:"kind"`
 	// Dependency is the dependency that lists the tool.
-	Dependency string `json:"dependency"`
+	Dependency string `json:"dependency,omitempty"`
 	// Name is the tool's name at the source: the MCP tool name or the
 	// operationId, without the prefix.
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // ImportedTool is one tool as its source describes it, before the config's
@@ -128,6 +129,15 @@ func (d *Dependency) sourceKind() string {
 		return SourceOpenAPI
 	}
 	return ""
+}
+
+// checkImport checks that an import has a source to import from. (The
+// OpenAPI source adds itself here.)
+func (d *Dependency) checkImport() []*Problem {
+	if d.Import == nil || d.MCP != nil || d.OpenAPI != "" {
+		return nil
+	}
+	return []*Problem{{Key: "import", Why: "has nothing to import from: give the dependency an mcp: section ({url: ...} or {command: [...]}) or an openapi: document"}}
 }
 
 // HasImports reports whether some dependency imports tools.
@@ -226,7 +236,7 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 			if !selects(patterns, it.sourceName()) {
 				continue
 			}
-			name := d.Import.Prefix + it.Name
+			name := ImportedName(d.Import.Prefix, it.Name)
 			if _, declared := c.Tools[name]; declared {
 				continue // declared in full: the config wins outright
 			}
@@ -278,6 +288,23 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 	return &n, nil
 }
 
+// ImportedName is the name a source's tool gets: the prefix, then the
+// source's name with every character a model API refuses in a tool name
+// (anything but letters, digits, _ and -; MCP also allows . and /) made _,
+// at most 64 characters. The source's own name stays in Tool.Source.
+func ImportedName(prefix, name string) string {
+	b := []byte(prefix + name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
 // override sets on t every key the config's entry gives (a non-zero
 // field), so that the config always wins over what the source said. The
 // name and the source stay the import's.
@@ -307,6 +334,7 @@ func (t *Tool) clone() *Tool {
 		c.Request = &r
 	}
 	c.Rules = slices.Clone(t.Rules)
+	c.Quotas = slices.Clone(t.Quotas)
 	if t.Owner != nil {
 		o := *t.Owner
 		c.Owner = &o

@@ -19,6 +19,20 @@ var paymentsTools = []ImportedTool{
 	{Name: "set_note", Description: "Set a note.", Effect: types.EffectIdempotent},
 }
 
+func TestImportedName(t *testing.T) {
+	tests := []struct{ prefix, name, want string }{
+		{"", "get_order", "get_order"},
+		{"fs_", "read_file", "fs_read_file"},
+		{"", "github.search/issues", "github_search_issues"},
+		{"x_", strings.Repeat("a", 80), "x_" + strings.Repeat("a", 62)},
+	}
+	for _, tt := range tests {
+		if got := ImportedName(tt.prefix, tt.name); got != tt.want {
+			t.Errorf("ImportedName(%q, %q) = %q, want %q", tt.prefix, tt.name, got, tt.want)
+		}
+	}
+}
+
 var fileTools = []ImportedTool{
 	{Name: "read_file", Description: "Read a file.", Effect: types.EffectRead},
 	{Name: "read_dir", Description: "List a directory.", Effect: types.EffectRead},
@@ -131,6 +145,7 @@ func TestMCPDependencyProblems(t *testing.T) {
 		{"both", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\", command: [x]}}\n", "give either url"},
 		{"bad url", "dependencies:\n  m: {mcp: {url: \"ftp://x\"}}\n", "dependencies.m.mcp.url"},
 		{"env on http", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\", env: {A: b}}}\n", "dependencies.m.mcp.env"},
+		{"import without a source", "dependencies:\n  m: {base_url: \"http://127.0.0.1:1\", import: {tools: [\"*\"]}}\n", "dependencies.m.import: has nothing to import from"},
 		{"request on an MCP tool", "dependencies:\n  m: {mcp: {url: \"http://127.0.0.1:1/mcp\"}}", "tools.t.request: an MCP tool"},
 	}
 	for _, tt := range tests {

@@ -172,7 +172,7 @@ func (c *Config) Normalize() error {
 		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
 			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
 		}
-		for _, e := range d.normalizeOpenAPI(c.dir()) {
+		for _, e := range append(d.normalizeOpenAPI(c.dir()), d.checkImport()...) {
 			bad(key+joinKey(e.Key), "%s", e.Why)
 		}
 		d.BaseURL = strings.TrimRight(d.BaseURL, "/")

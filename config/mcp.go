@@ -13,9 +13,9 @@ import (
 // Exactly one of URL and Command is set.
 type MCP struct {
 	// URL is the server's streamable HTTP endpoint, such as
-	// http://127.0.0.1:9100/mcp.
+	// http://127.0.0.1:9100/mcp. Give url or command, not both.
 	URL string `yaml:"url" json:"url,omitempty"`
-	// Headers are sent on every HTTP request to URL (for example
+	// Headers are sent on every HTTP request to url (for example
 	// Authorization). Default none.
 	Headers map[string]string `yaml:"headers" json:"-"`
 	// Command is the program and its arguments, run without a shell. A
@@ -28,9 +28,9 @@ type MCP struct {
 	// Dir is the subprocess's working directory. Default: the config
 	// file's directory.
 	Dir string `yaml:"dir" json:"dir,omitempty"`
-	// Restart bounds the backoff between restarts of a stdio server that
-	// died: the first restart waits RestartBase, each later one twice as
-	// long, at most RestartCap. Defaults 200ms and 30s.
+	// RestartBase is the wait before restarting a stdio server that died;
+	// each later restart waits twice as long as the one before, at most
+	// restart_cap. Default 200ms.
 	RestartBase Duration `yaml:"restart_base" json:"restart_base"`
 	// RestartCap is the longest wait between two restarts. Default 30s.
 	RestartCap Duration `yaml:"restart_cap" json:"restart_cap"`

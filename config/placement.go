@@ -60,10 +60,7 @@ func (d *Dependency) normalizeOpenAPI(dir string) []*Problem {
 		ps = append(ps, &Problem{Key: key, Why: fmt.Sprintf(format, args...)})
 	}
 	if d.OpenAPI == "" {
-		if d.Import != nil && d.MCP == nil {
-			bad("import", "import: takes tools from an MCP server (mcp:) or an OpenAPI document (openapi:); this dependency has neither")
-		}
-		return ps
+		return ps // checkImport says when import: has nothing to import from
 	}
 	if d.MCP != nil {
 		bad("openapi", "a dependency is an MCP server (mcp:) or an HTTP API described by OpenAPI (openapi:), not both")

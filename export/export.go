@@ -71,9 +71,22 @@ type ToolgateTool struct {
 	OutputSchema map[string]any `json:"output_schema,omitempty"`
 	// VerifyWith names the read tool that settles an unknown outcome.
 	VerifyWith string `json:"verify_with,omitempty"`
-	// Source says where an imported tool comes from (an MCP server, an
-	// OpenAPI document's operation); absent for a tool the config declares.
-	Source *config.Source `json:"source,omitempty"`
+	// Source says where the tool comes from: {"kind": "config"} for a tool
+	// declared in toolgate.yaml, {"kind": "go"} for a Go function, or the
+	// MCP server (or OpenAPI document) it was imported from, with its name
+	// there.
+	Source config.Source `json:"source"`
+}
+
+// source is where a tool comes from, for ToolgateTool.Source.
+func source(t *config.Tool) config.Source {
+	switch {
+	case t.Source != nil:
+		return *t.Source
+	case t.Func != nil:
+		return config.Source{Kind: "go"}
+	}
+	return config.Source{Kind: "config"}
 }
 
 // Toolgate returns every tool in toolgate's own shape.
@@ -83,13 +96,10 @@ func Toolgate(cfg *config.Config) []ToolgateTool {
 		tt := ToolgateTool{
 			Name: t.Name, Description: t.Description, Effect: effect(t), Permission: t.Permission,
 			Dependency: t.Dependency, InputSchema: inputSchema(t), OutputSchema: cloneMap(t.OutputSchema),
+			Source: source(t),
 		}
 		if t.Verify != nil {
 			tt.VerifyWith = t.Verify.Lookup
-		}
-		if t.Source != nil {
-			src := *t.Source
-			tt.Source = &src
 		}
 		out = append(out, tt)
 	}

@@ -104,10 +104,11 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 
 // HTTPHandler is the streamable HTTP endpoint (Handler).
 type HTTPHandler struct {
-	s       *server
-	h       http.Handler
-	closing chan struct{}
-	once    sync.Once
+	s         *server
+	stopWatch func()
+	h         http.Handler
+	closing   chan struct{}
+	once      sync.Once
 }
 
 // Handler serves MCP over streamable HTTP, to be mounted at /mcp. With keys
@@ -134,7 +135,11 @@ func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
 		// The token's UserID is the key name: the SDK binds each session to it.
 		h = auth.RequireBearerToken(s.keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
-	return &HTTPHandler{s: s, h: h, closing: make(chan struct{})}
+	hh := &HTTPHandler{s: s, h: h, closing: make(chan struct{})}
+	// An imported MCP server's new tool list reaches the sessions at once
+	// (a reload, at their next request: followView).
+	hh.stopWatch = gw.OnToolsChanged(func(*config.Config) { s.refresh() })
+	return hh
 }
 
 // ServeHTTP implements http.Handler. A GET (a session's standing stream of
@@ -167,7 +172,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Close ends the sessions' standing streams (so that a graceful shutdown
 // need not wait for them) and refuses new ones. Calls in flight finish.
 func (h *HTTPHandler) Close() {
-	h.once.Do(func() { close(h.closing) })
+	h.once.Do(func() { close(h.closing); h.stopWatch() })
 }
 
 // Serve runs one MCP session over t (for stdio, &mcp.StdioTransport{})
@@ -176,6 +181,7 @@ func (h *HTTPHandler) Close() {
 // Options.ToolsChanged updates the session's tool list (Refresh).
 func Serve(ctx context.Context, gw *toolgate.Gateway, opts Options, t mcp.Transport) error {
 	s := newServer(gw, opts)
+	defer gw.OnToolsChanged(func(*config.Config) { s.refresh() })()
 	return s.serve(ctx, t)
 }
 

@@ -129,3 +129,43 @@ func TestQuotaAcrossRuns(t *testing.T) {
 		})
 	}
 }
+
+// A quota keyed by {run_id} (or {call_id}) is per run: two keys' runs
+// that share a public id (support-bot/r1 and other-bot/r1) have a quota
+// each, so one tenant can neither spend nor see the other's.
+func TestRunQuotaScopedToTheKey(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	for name, open := range limitStores(t, clk) {
+		t.Run(name, func(t *testing.T) {
+			cfg := limitConfig(quotaRefund, func(t *config.Tool) {
+				t.Rules, t.State = nil, nil
+				t.Quotas = []config.Quota{{Name: "refunds_per_run", Key: "{run_id}", Amount: "args.amount_paise",
+					Limit: 300000, Window: config.Duration(time.Hour)}}
+			})
+			gw := openLimitGateway(t, cfg, open(t), clk)
+			for _, owner := range []string{"support-bot", "other-bot"} {
+				_, err := gw.StartRun(context.Background(), toolgate.RunOptions{ID: types.ScopedRunID(owner, "r1"), Owner: owner, Principal: toolgate.Principal{ID: "cust_42"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			refund := func(owner, order string) *types.Result {
+				t.Helper()
+				res, err := gw.Call(context.Background(), types.ScopedRunID(owner, "r1"), "issue_refund", map[string]any{"order_id": order, "amount_paise": 200000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			if res := refund("support-bot", "ORD-1"); !res.OK {
+				t.Fatalf("support-bot: %s", res.Observation)
+			}
+			if res := refund("other-bot", "ORD-2"); !res.OK {
+				t.Fatalf("other-bot's own run was charged support-bot's use: %s %s", res.Code(), res.Observation)
+			}
+			if res := refund("support-bot", "ORD-3"); res.Code() != types.CodeQuotaExceeded {
+				t.Fatalf("support-bot's second: %s, want quota_exceeded", res.Code())
+			}
+		})
+	}
+}

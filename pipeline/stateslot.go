@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
@@ -177,7 +178,13 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
 		}
 		for _, u := range uses {
-			a.Quotas = append(a.Quotas, store.QuotaClaim{Quota: u.Quota.Name, Key: u.Key, Amount: u.Amount, Limit: u.Quota.Limit, Window: u.Quota.Window})
+			key := u.Key
+			if runLocal(u.Quota.Key) {
+				// A per-run (or per-call) quota of another key's run of the
+				// same id is another quota: tenancy by key.
+				key = f.run.ScopeOperationKey(key)
+			}
+			a.Quotas = append(a.Quotas, store.QuotaClaim{Quota: u.Quota.Name, Key: key, Amount: u.Amount, Limit: u.Quota.Limit, Window: u.Quota.Window})
 		}
 	}
 	return a, nil
@@ -346,3 +353,15 @@ func (p *Pipeline) checkLimiter() error {
 
 // Limiter is the store's Limiter, or nil when it keeps no limits.
 func (p *Pipeline) Limiter() store.Limiter { return p.limiter }
+
+// runLocal reports whether a quota key names the run or the call, ids that
+// each bearer key chooses for itself (see types.ScopedRunID), rather than a
+// principal or an argument shared by design.
+func runLocal(key *expr.Template) bool {
+	for _, p := range key.Placeholders() {
+		if p == "run_id" || p == "call_id" {
+			return true
+		}
+	}
+	return false
+}

@@ -23,7 +23,7 @@ func init() {
 const exportPageSize = server.MaxListLimit
 
 func runExecutions(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "executions", "export --format jsonl|csv [--run RUN] [--tool TOOL] [--code CODE] [--since TIME] [--until TIME] [--output FILE]",
+	fs := flags(e, "executions", "export --format jsonl|csv [--key NAME] [--run RUN] [--tool TOOL] [--code CODE] [--since TIME] [--until TIME] [--output FILE]",
 		"toolgate executions export --config toolgate.yaml --format csv \\\n    --since 2026-12-01T00:00:00Z --until 2026-12-02T00:00:00Z --output 2026-12-01.csv\n"+
 			"toolgate executions export --format jsonl --run run_8c1f --code timeout_unknown_outcome")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store holds the rows)")
@@ -33,6 +33,7 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 	for _, name := range []string{"run", "tool", "code", "since", "until"} {
 		fs.Func(name, exportFlagHelp[name], func(v string) error { query.Set(name, v); return nil })
 	}
+	key := fs.String("key", "", "the auth.keys name whose runs to export: --run is then that key's run id (runs are stored under their key, as KEY/RUN, and rows show that stored id)")
 	pageSize := fs.Int("page-size", exportPageSize, "rows read from the store at a time")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	pos, err := parseInterspersed(fs, args)
@@ -52,6 +53,13 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 	filter, err := server.ParseExecutionQuery(query)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *key != "" {
+		if filter.RunID != "" {
+			filter.RunID = types.ScopedRunID(*key, filter.RunID)
+		} else {
+			filter.Owner = *key
+		}
 	}
 	cfg, err := config.Load(*path)
 	if err != nil {

@@ -43,6 +43,15 @@ func (m *monitoring) breakers() []breaker.Snapshot {
 	return m.gw.Pipeline().Breakers()
 }
 
+// tools is the gateway's current tools (with those imported from MCP
+// servers), nil before it opens.
+func (m *monitoring) tools() *config.Config {
+	if m.gw == nil {
+		return nil
+	}
+	return m.gw.Config()
+}
+
 func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error {
 	m.owner = pipeline.DefaultOwner()
 	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas})
@@ -51,7 +60,7 @@ func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolg
 		return err
 	}
 	m.store = metrics.InstrumentStore(st, m.metrics)
-	m.agg, err = stats.New(ctx, &stats.Config{Store: m.store, Tools: cfg, Replica: m.owner, Breakers: m.breakers})
+	m.agg, err = stats.New(ctx, &stats.Config{Store: m.store, Tools: cfg, LiveTools: m.tools, Replica: m.owner, Breakers: m.breakers})
 	if err != nil {
 		st.Close()
 		return err

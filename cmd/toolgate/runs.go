@@ -71,7 +71,7 @@ func openReadOnly(ctx context.Context, path string) (*toolgate.Gateway, func(), 
 	if err != nil {
 		return nil, nil, err
 	}
-	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler), Offline: true})
 	if err != nil {
 		st.Close()
 		return nil, nil, err

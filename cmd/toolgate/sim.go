@@ -44,14 +44,16 @@ func runSim(ctx context.Context, e *env, args []string) error {
 
 // runSimPayments serves internal/sim.Payments until ctx ends.
 func runSimPayments(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "sim", "payments [--listen ADDR] [--slow 9s,7s,2.7s] [--honour-keys] [--orders ID:CUSTOMER:PAISE,...]",
+	fs := flags(e, "sim", "payments [--listen ADDR] [--slow 9s,7s,2.7s] [--honour-keys] [--orders ID:CUSTOMER:PAISE,...] [--mcp]",
 		"toolgate sim payments --listen 127.0.0.1:9001 --slow 9s,7s,2.7s\n"+
 			"  GET  /orders/{id}           the order\n"+
 			"  GET  /orders/{id}/refunds   {\"order_id\", \"refunds\": [...]}\n"+
-			"  POST /refunds               {\"order_id\", \"amount_paise\", \"reason\"} -> the refund")
+			"  POST /refunds               {\"order_id\", \"amount_paise\", \"reason\"} -> the refund\n"+
+			"  /mcp (with --mcp)           the same as an MCP server: get_order, list_refunds, create_refund")
 	listen := fs.String("listen", "127.0.0.1:9001", "address to listen on (port 0 picks a free port)")
 	slow := fs.String("slow", "", "how long each POST /refunds takes, in arrival order; later ones take the last (e.g. 9s,7s,2.7s: the incident)")
 	honour := fs.Bool("honour-keys", false, "answer a repeated Idempotency-Key with the first request's refund instead of making another")
+	withMCP := fs.Bool("mcp", false, "also serve the provider as an MCP server (streamable HTTP) at /mcp; --honour-keys then honours the _meta toolgate/operation_key too")
 	orders := fs.String("orders", "ORD-4471:cust_42:500000", "the orders the provider knows, as ORDER_ID:CUSTOMER_ID:AMOUNT_PAISE, comma-separated")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -75,10 +77,22 @@ func runSimPayments(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = p
+	var mcpFace *sim.MCPHandler
+	if *withMCP {
+		mcpFace = p.NewMCPHandler()
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcpFace)
+		mux.Handle("/", p)
+		handler = mux
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(e.stdout, "payments simulator listening on http://%s\n", ln.Addr())
+	if mcpFace != nil {
+		fmt.Fprintf(e.stdout, "payments MCP server at http://%s/mcp\n", ln.Addr())
+	}
 	fmt.Fprintf(e.stderr, "orders: %s; refund delays: %s; honours Idempotency-Key: %t\n", *orders, orNone(*slow), *honour)
 	select {
 	case err := <-served:
@@ -89,6 +103,9 @@ func runSimPayments(ctx context.Context, e *env, args []string) error {
 	// their clients are still waiting.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	if mcpFace != nil {
+		mcpFace.CloseSessions() // their standing streams would hold Shutdown
+	}
 	err = hs.Shutdown(sctx)
 	<-served
 	c := p.Counts()

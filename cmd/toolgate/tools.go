@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
 )
@@ -15,11 +16,13 @@ func init() {
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp] [--key NAME]",
-		"toolgate tools --config toolgate.yaml --format openai --key support-bot > tools.json")
+	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp] [--key NAME] [--offline]",
+		"toolgate tools --config toolgate.yaml --format openai --key support-bot > tools.json\n"+
+			"toolgate tools --config toolgate.yaml    # each tool's effect and source (config, go, or the MCP server it comes from)")
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	format := fs.String("format", "", "openai, openai-responses, anthropic or mcp (default: toolgate's own {\"tools\": [...]} with effects)")
 	key := fs.String("key", "", "list only what this auth.keys entry sees: its tools: list, narrowed by its pinned principal (default: every tool)")
+	offline := fs.Bool("offline", false, "do not connect to the MCP servers: list the declared tools only")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,8 +33,12 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg, _, err = importOffline(ctx, cfg); err != nil {
-		return err
+	if cfg.ImportsPending() && !*offline {
+		im, err := toolgate.Import(ctx, cfg, 0)
+		if err != nil {
+			return err
+		}
+		cfg = im.Config
 	}
 	if *key != "" {
 		if cfg, err = keyView(cfg, *key); err != nil {

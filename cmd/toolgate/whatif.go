@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/internal/whatif"
@@ -34,8 +35,14 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg, _, err = importOffline(ctx, cfg); err != nil {
-		return err
+	if cfg.ImportsPending() {
+		// The imported tools' schemas come from their MCP servers: listing
+		// them executes nothing.
+		im, err := toolgate.Import(ctx, cfg, 0)
+		if err != nil {
+			return err
+		}
+		cfg = im.Config
 	}
 	url := *storeURL
 	if url == "" {

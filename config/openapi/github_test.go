@@ -9,7 +9,7 @@ import (
 )
 
 // githubDescription is GitHub's REST API description from the npm package
-// @octokit/openapi (scripts/npm-packages.sh).
+// @octokit/openapi (scripts/install-mcp-servers.sh).
 func githubDescription(tb testing.TB) string {
 	tb.Helper()
 	return npmfixture.Path(tb, "@octokit/openapi", "generated/api.github.com.json")

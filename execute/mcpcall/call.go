@@ -70,9 +70,15 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	}
 	sent, raw := tr.result()
 	if err != nil {
+		// A server that no longer knows the session (it restarted) answers
+		// 404 without processing the request: nothing was done.
+		missing := errors.Is(err, mcp.ErrSessionMissing)
+		if missing {
+			sent = false
+		}
 		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
-		if errors.Is(err, mcp.ErrConnectionClosed) {
-			s.dropped(cs)
+		if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
+			s.dropped(cs) // the next attempt starts a new session
 		}
 		return nil, f
 	}
@@ -91,6 +97,10 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	}
 	return &execute.Response{Status: 200, Data: data}, nil
 }
+
+// parent reports whether the caller's context is still live: a request not
+// sent because the caller gave up says nothing about the session.
+func parent(ctx context.Context) bool { return ctx.Err() == nil }
 
 // connectFailure classifies a failure to reach or initialise the server:
 // nothing of the call was sent.

@@ -1,10 +1,16 @@
 package mcpcall_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/mcptest"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -72,5 +78,40 @@ func waitRefreshed(t *testing.T, ch <-chan error) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no refresh after notifications/tools/list_changed")
+	}
+}
+
+// TestHTTPServerRestartSurvived: an HTTP server that restarted no longer
+// knows toolgate's session and answers 404 without doing anything; even a
+// write then goes through, once, on a new session.
+func TestHTTPServerRestartSurvived(t *testing.T) {
+	first := mcptest.New()
+	var current atomic.Pointer[mcptest.Fixture]
+	current.Store(first)
+	handlers := map[*mcptest.Fixture]http.Handler{first: first.Handler()}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h := handlers[current.Load()]
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	restarted := mcptest.New()
+	t.Cleanup(func() { first.CloseSessions(); restarted.CloseSessions(); srv.Close() })
+	tr := transport{"http", func(testing.TB) (string, *mcptest.Fixture) { return "{url: " + strconv.Quote(srv.URL) + "}", nil }}
+	b := setup(t, tr)
+	if res := b.call(t, "echo", `{"text": "before"}`); !res.OK {
+		t.Fatalf("echo: %s", res.Observation)
+	}
+	mu.Lock()
+	handlers[restarted] = restarted.Handler()
+	mu.Unlock()
+	current.Store(restarted)
+	res := b.call(t, "pay", `{"order_id": "ORD-5", "amount": 10}`)
+	if !res.OK {
+		t.Fatalf("pay after the server restarted: %s (%s)", res.Code(), res.Observation)
+	}
+	if c := restarted.Counts(); c.Pay != 1 {
+		t.Errorf("the restarted server was paid %d times, want 1", c.Pay)
 	}
 }

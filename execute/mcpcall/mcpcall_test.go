@@ -147,12 +147,26 @@ func TestWriteNotResentOnTimeout(t *testing.T) {
 	}
 }
 
+// TestHonouredKeyResendsWrite: a server said to dedupe by the operation key
+// in _meta (idempotency.header set) gets a timed-out write again, with the
+// same key.
+func TestHonouredKeyResendsWrite(t *testing.T) {
+	b := setup(t, transports[0], "  slow_write:\n", "  slow_write:\n    idempotency: {key: \"w:{principal.id}\", header: _meta}\n")
+	res := b.call(t, "slow_write", `{}`)
+	if res.Meta.Attempts != 3 {
+		t.Errorf("slow_write with an honoured key: %d attempts, want 3 (%s)", res.Meta.Attempts, res.Observation)
+	}
+	if c := b.fx.Counts(); c.SlowWrite != 3 {
+		t.Errorf("slow_write reached the server %d times, want 3", c.SlowWrite)
+	}
+}
+
 // TestConnectFailureIsNotDelivered: once the server is gone, a call is
 // never written, which proves non-delivery: even a write is tried again
 // (safe) and ends connect_failed with nothing done.
 func TestConnectFailureIsNotDelivered(t *testing.T) {
 	var srv *httptest.Server
-	gone := transport{"http", func(t *testing.T) (string, *mcptest.Fixture) {
+	gone := transport{"http", func(t testing.TB) (string, *mcptest.Fixture) {
 		fx := mcptest.New()
 		// No keep-alive: a POST then always dials, so that a server that is
 		// gone is a refused connection, not a pooled one that breaks after
@@ -160,10 +174,10 @@ func TestConnectFailureIsNotDelivered(t *testing.T) {
 		srv = httptest.NewUnstartedServer(fx.Handler())
 		srv.Config.SetKeepAlivesEnabled(false)
 		srv.Start()
-		t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
+		t.Cleanup(func() { fx.CloseSessions(); srv.Close() })
 		return "{url: " + strconv.Quote(srv.URL) + "}", fx
 	}}
-	b := setup(t, gone)
+	b := setup(t, gone, "breaker: {threshold: 50, cooldown: 1s}", "breaker: {threshold: 3, cooldown: 1h}")
 	srv.Listener.Close()
 	srv.CloseClientConnections()
 	res := b.call(t, "pay", `{"order_id": "ORD-1", "amount": 100}`)
@@ -172,6 +186,29 @@ func TestConnectFailureIsNotDelivered(t *testing.T) {
 	}
 	if c := b.fx.Counts(); c.Pay != 0 {
 		t.Errorf("pay reached the server %d times", c.Pay)
+	}
+	// Three failed attempts opened the server's one breaker: every tool of
+	// the server is now refused at once, nothing tried.
+	res = b.call(t, "echo", `{"text": "x"}`)
+	if res.Code() != types.CodeCircuitOpen || res.Meta.Attempts != 0 || !strings.Contains(res.Error.Message, "fx") {
+		t.Errorf("echo after the breaker opened: %s attempts=%d (%s)", res.Code(), res.Meta.Attempts, res.Observation)
+	}
+}
+
+// TestOwnerAndVerifyThroughMCP: the ownership lookup is a tool of the same
+// MCP server, judged before anything is sent.
+func TestOwnerAndVerifyThroughMCP(t *testing.T) {
+	b := setup(t, transports[0], "  pay:\n", `  pay:
+    owner: {lookup: echo, args: {text: "args.order_id"}, expect: "result.text == 'ORD-1'"}
+`)
+	if res := b.call(t, "pay", `{"order_id": "ORD-2", "amount": 5}`); res.Code() != types.CodeNotOwner {
+		t.Errorf("pay of another's order: %s (%s)", res.Code(), res.Observation)
+	}
+	if res := b.call(t, "pay", `{"order_id": "ORD-1", "amount": 5}`); !res.OK {
+		t.Errorf("pay of one's own order: %s", res.Observation)
+	}
+	if c := b.fx.Counts(); c.Pay != 1 {
+		t.Errorf("pay reached the server %d times, want 1", c.Pay)
 	}
 }
 

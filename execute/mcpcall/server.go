@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
@@ -35,13 +35,14 @@ type server struct {
 
 	connecting chan struct{} // a one-slot lock: held while connecting
 
-	mu     sync.Mutex
-	cs     *mcp.ClientSession
-	conn   *trackedConn
-	deaths int // consecutive sessions that ended, for the restart backoff
-	closed bool
-	done   chan struct{} // closed by close
-	wg     sync.WaitGroup
+	mu        sync.Mutex
+	cs        *mcp.ClientSession
+	conn      *trackedConn
+	deaths    int  // consecutive sessions that ended, for the restart backoff
+	connected bool // a session was made before: a new one is a reconnect
+	closed    bool
+	done      chan struct{} // closed by close
+	wg        sync.WaitGroup
 }
 
 func newServer(name string, m config.MCP, opts *Options) *server {
@@ -101,7 +102,8 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		cmd.Stderr = s.opts.Stderr
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
 	} else {
-		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1}
+		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1,
+			MaxEventSize: execute.DefaultMaxResponseBytes}
 	}
 	var conn *trackedConn
 	if s.mcp.Stdio() {
@@ -126,9 +128,16 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		return nil, nil, errClosed
 	}
 	s.cs, s.conn = cs, conn
+	again := s.connected
+	s.connected = true
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.watch(cs)
+	if again {
+		// A new session after one that ended (a restart of the process or
+		// of the HTTP server): its tools may have changed.
+		s.toolsChanged()
+	}
 	return cs, conn, nil
 }
 
@@ -153,6 +162,7 @@ func (h connectHook) Connect(ctx context.Context) (mcp.Connection, error) {
 func (s *server) watch(cs *mcp.ClientSession) {
 	defer s.wg.Done()
 	err := cs.Wait()
+	cs.Close() // ends what the session still holds (its subscription stream)
 	s.mu.Lock()
 	if s.cs == cs {
 		s.cs, s.conn = nil, nil
@@ -175,9 +185,8 @@ func (s *server) watch(cs *mcp.ClientSession) {
 	defer ccancel()
 	if _, _, err := s.session(cctx); err != nil {
 		s.log.Warn("MCP server restart failed; the next call tries again", "dependency", s.name, "err", err)
-		return
 	}
-	s.refresh(ctx)
+	// The new session lists the tools again (connect).
 }
 
 // healthy records that the session answered: the restart backoff starts
@@ -315,5 +324,3 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-var _ io.Writer = (*os.File)(nil)

@@ -22,17 +22,17 @@ type transport struct {
 	name string
 	// start serves a fixture and returns the mcp: value of the config and,
 	// in process, the fixture (nil for stdio: ask its counts tool).
-	start func(t *testing.T) (string, *mcptest.Fixture)
+	start func(t testing.TB) (string, *mcptest.Fixture)
 }
 
 var transports = []transport{
-	{"http", func(t *testing.T) (string, *mcptest.Fixture) {
+	{"http", func(t testing.TB) (string, *mcptest.Fixture) {
 		fx := mcptest.New()
 		srv := httptest.NewServer(fx.Handler())
-		t.Cleanup(func() { srv.Close(); fx.CloseSessions() })
+		t.Cleanup(func() { fx.CloseSessions(); srv.Close() })
 		return "{url: " + strconv.Quote(srv.URL) + "}", fx
 	}},
-	{"stdio", func(t *testing.T) (string, *mcptest.Fixture) {
+	{"stdio", func(t testing.TB) (string, *mcptest.Fixture) {
 		return "{command: [" + strconv.Quote(serverBinary) + "]}", nil
 	}},
 }
@@ -46,16 +46,27 @@ type bundle struct {
 
 // setup opens a gateway on testdata/fixture.yaml with the fixture reached
 // by tr, edited by the replacements (old, new, ...).
-func setup(t *testing.T, tr transport, replacements ...string) *bundle {
+func setup(t testing.TB, tr transport, replacements ...string) *bundle {
 	t.Helper()
 	return setupWith(t, tr, nil, replacements...)
 }
 
 // setupWith is setup with the gateway's options edited by opt.
-func setupWith(t *testing.T, tr transport, opt func(*toolgate.Options), replacements ...string) *bundle {
+func setupWith(t testing.TB, tr transport, opt func(*toolgate.Options), replacements ...string) *bundle {
+	t.Helper()
+	return open(t, tr, "testdata/fixture.yaml", opt, replacements...)
+}
+
+// setupFile is setup on another config file.
+func setupFile(t testing.TB, tr transport, path string) *bundle {
+	t.Helper()
+	return open(t, tr, path, nil)
+}
+
+func open(t testing.TB, tr transport, path string, opt func(*toolgate.Options), replacements ...string) *bundle {
 	t.Helper()
 	server, fx := tr.start(t)
-	raw, err := os.ReadFile("testdata/fixture.yaml")
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +77,7 @@ func setupWith(t *testing.T, tr transport, opt func(*toolgate.Options), replacem
 		}
 		text = strings.Replace(text, replacements[i], replacements[i+1], 1)
 	}
-	cfg, err := config.Parse([]byte(text), "testdata/fixture.yaml", os.LookupEnv)
+	cfg, err := config.Parse([]byte(text), path, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +98,7 @@ func setupWith(t *testing.T, tr transport, opt func(*toolgate.Options), replacem
 }
 
 // call runs one tool call in the bundle's run.
-func (b *bundle) call(t *testing.T, tool string, args string) *types.Result {
+func (b *bundle) call(t testing.TB, tool string, args string) *types.Result {
 	t.Helper()
 	res, err := b.gw.Call(context.Background(), b.run, tool, json.RawMessage(args))
 	if err != nil {
@@ -98,7 +109,7 @@ func (b *bundle) call(t *testing.T, tool string, args string) *types.Result {
 
 // counts is what the fixture has received: from the in-process fixture, or
 // through its counts tool for a subprocess.
-func (b *bundle) counts(t *testing.T) mcptest.Counts {
+func (b *bundle) counts(t testing.TB) mcptest.Counts {
 	t.Helper()
 	if b.fx != nil {
 		return b.fx.Counts()

@@ -12,16 +12,20 @@ import (
 )
 
 // Effect is the effect an MCP tool's annotations suggest: readOnlyHint is
-// read; idempotentHint (not read-only) is idempotent; anything else, or no
-// annotations, is write, the safe assumption. The hints come from a server
-// that may be wrong, so a tools: entry's effect always wins over this.
+// read; idempotentHint with destructiveHint: false is idempotent; anything
+// else, or no annotations, is write, the safe assumption. An idempotent
+// tool that may also destroy (destructiveHint true, which MCP assumes when
+// it is absent, as for a file overwrite) stays a write: a timed-out attempt
+// can still land after the model's next change, and re-sending it would
+// undo that change. The hints come from a server that may be wrong, so a
+// tools: entry's effect always wins over this.
 func Effect(a *mcp.ToolAnnotations) types.Effect {
 	switch {
 	case a == nil:
 		return types.EffectWrite
 	case a.ReadOnlyHint:
 		return types.EffectRead
-	case a.IdempotentHint:
+	case a.IdempotentHint && a.DestructiveHint != nil && !*a.DestructiveHint:
 		return types.EffectIdempotent
 	}
 	return types.EffectWrite

@@ -47,14 +47,16 @@ type Fixture struct {
 	// Exit, when set, is what crash calls (os.Exit in the subprocess).
 	Exit func(code int)
 
-	mu     sync.Mutex
-	counts Counts
-	extra  bool
+	mu       sync.Mutex
+	counts   Counts
+	extra    bool
+	released chan struct{} // closed by CloseSessions: no call hangs any more
+	once     sync.Once
 }
 
 // New returns the fixture with its tools.
 func New() *Fixture {
-	f := &Fixture{Cancelled: make(chan string, 16), Exit: os.Exit}
+	f := &Fixture{Cancelled: make(chan string, 16), Exit: os.Exit, released: make(chan struct{})}
 	f.counts.PID = os.Getpid()
 	f.Server = mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
@@ -118,7 +120,7 @@ func New() *Fixture {
 			return &mcp.CallToolResult{}, nil
 		})
 	f.add("toggle_extra", "Adds the tool extra, or removes it (notifications/tools/list_changed).",
-		&mcp.ToolAnnotations{IdempotentHint: true}, `{"type":"object"}`,
+		&mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(bool)}, `{"type":"object"}`,
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.ToggleExtra()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "toggled"}}}, nil
@@ -157,9 +159,14 @@ func (f *Fixture) Handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.Server }, nil)
 }
 
-// hang waits until the call is cancelled, and records it.
+// hang waits until the call is cancelled, and records it (or until the
+// fixture is shut down).
 func (f *Fixture) hang(ctx context.Context, tool string) {
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-f.released:
+		return
+	}
 	f.mu.Lock()
 	f.counts.Cancelled++
 	f.mu.Unlock()
@@ -181,9 +188,11 @@ func rawArgs(req *mcp.CallToolRequest) json.RawMessage {
 	return json.RawMessage(a)
 }
 
-// CloseSessions ends every session the server holds (those of clients that
-// vanished without ending theirs).
+// CloseSessions ends every hanging call and every session the server holds
+// (those of clients that vanished without ending theirs). Call it before
+// closing an HTTP server in front, which waits for its handlers.
 func (f *Fixture) CloseSessions() {
+	f.once.Do(func() { close(f.released) })
 	for ss := range f.Server.Sessions() {
 		ss.Close()
 	}

@@ -1,5 +1,5 @@
 // Package npmfixture finds, for tests, files of the npm packages that
-// scripts/npm-packages.sh installs into .cache/npm (make test runs it
+// scripts/install-mcp-servers.sh installs into .cache/npm (make test runs it
 // through scripts/ensure-tools.sh). A package not installed yet is
 // installed by running that script when npm is on the PATH; without npm
 // the test is skipped, except under CI=true, where it fails.
@@ -30,21 +30,21 @@ func Path(tb testing.TB, pkg, file string) string {
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		if os.Getenv("CI") == "true" {
-			tb.Fatalf("npm is not installed and CI=true: %s needs the npm package %s (scripts/npm-packages.sh)", tb.Name(), pkg)
+			tb.Fatalf("npm is not installed and CI=true: %s needs the npm package %s (scripts/install-mcp-servers.sh)", tb.Name(), pkg)
 		}
-		tb.Skipf("npm is not installed: %s needs the npm package %s (scripts/npm-packages.sh)", tb.Name(), pkg)
+		tb.Skipf("npm is not installed: %s needs the npm package %s (scripts/install-mcp-servers.sh)", tb.Name(), pkg)
 	}
 	install.Lock()
 	defer install.Unlock()
 	if _, err := os.Stat(path); err != nil {
-		cmd := exec.Command("bash", filepath.Join(root, "scripts", "npm-packages.sh"))
+		cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-mcp-servers.sh"))
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("scripts/npm-packages.sh: %v\n%s", err, out)
+			tb.Fatalf("scripts/install-mcp-servers.sh: %v\n%s", err, out)
 		}
 	}
 	if _, err := os.Stat(path); err != nil {
-		tb.Fatalf("scripts/npm-packages.sh ran but %s is still missing: is %s in its PACKAGES?", path, pkg)
+		tb.Fatalf("scripts/install-mcp-servers.sh ran but %s is still missing: is %s in its packages?", path, pkg)
 	}
 	return path
 }

@@ -35,6 +35,10 @@ type Config struct {
 	// Tools gives each tool's read timeout and verify read. Optional:
 	// without it timeout_ms is 0 and timeout_pressure false.
 	Tools *config.Config
+	// LiveTools, when set and not nil, is read instead of Tools at each
+	// query: the gateway's current tools, which change when an MCP server
+	// that tools are imported from changes its list. Optional.
+	LiveTools func() *config.Config
 	// Replica names this process's buckets in the store: give it the
 	// pipeline's Owner(). Two processes running at once must not share a
 	// name (each would replace the other's buckets); a process restarting

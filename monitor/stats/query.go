@@ -156,6 +156,11 @@ func (a *Aggregator) readTimeout(tool string) time.Duration {
 
 // toolConfig is a tool's config, or nil.
 func (a *Aggregator) toolConfig(tool string) *config.Tool {
+	if a.cfg.LiveTools != nil {
+		if cfg := a.cfg.LiveTools(); cfg != nil {
+			return cfg.Tools[tool]
+		}
+	}
 	cfg := a.tools.Load()
 	if cfg == nil {
 		return nil

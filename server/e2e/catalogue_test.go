@@ -24,7 +24,7 @@ const (
 	catalogueOpsKey    = "ops-person-key-01234567890"
 )
 
-// catalogueYAML gives each key its own catalogue (CONTRACT section 14):
+// catalogueYAML gives each key its own catalogue (docs/catalogues.md):
 // refunds-bot three tools by name, reader two by glob, pinned-bot every tool
 // but a pinned principal without refunds:write, ops every tool.
 const catalogueYAML = `store: sqlite:toolgate.db

@@ -178,7 +178,7 @@ func TestExecutionsExport(t *testing.T) {
 	auditCalls(t, srv)
 
 	file := filepath.Join(t.TempDir(), "audit.jsonl")
-	stdout, stderr, code := srv.export("--format", "jsonl", "--run", "audit", "--page-size", "10", "--output", file)
+	stdout, stderr, code := srv.export("--format", "jsonl", "--key", "support-bot", "--run", "audit", "--page-size", "10", "--output", file)
 	if code != 0 || stdout != "" {
 		t.Fatalf("export: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
@@ -198,7 +198,7 @@ func TestExecutionsExport(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
-		if e.RunID != "audit" || len(e.Result) == 0 {
+		if e.RunID != "support-bot/audit" || len(e.Result) == 0 { // stored under its key
 			t.Errorf("row %+v", e)
 		}
 		seen[e.CallID]++

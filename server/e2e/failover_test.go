@@ -291,7 +291,7 @@ func TestReplicaCutFromDatabaseSendsNoWrite(t *testing.T) {
 	}
 	// Every call is retrying: a few attempts each have arrived.
 	replicaPoll(t, time.Minute, "30 refund requests", func() bool { return len(prov.arrivals("A")) >= 3*n })
-	op, err := st.GetOperation(t.Context(), "refund:ORD-4001:100:cut")
+	op, err := st.GetOperation(t.Context(), "support-bot/refund:ORD-4001:100:cut")
 	if err != nil || op.Status != types.OpStarted {
 		t.Fatalf("ledger before the cut: %+v %v", op, err)
 	}
@@ -370,7 +370,7 @@ func TestReplicaCutFromDatabaseSendsNoWrite(t *testing.T) {
 	if len(prov.arrivals("A")) <= sentA {
 		t.Error("the new write reached no provider")
 	}
-	newOp, err := st.GetOperation(t.Context(), "refund:ORD-5000:100:cut")
+	newOp, err := st.GetOperation(t.Context(), "support-bot/refund:ORD-5000:100:cut")
 	if err != nil || newOp.Owner == oldOwner {
 		t.Errorf("the write after the cut: %+v, %v; want it begun under a new owner id, not %s", newOp, err, oldOwner)
 	}

@@ -95,7 +95,8 @@ func replicaStore(t *testing.T) (*postgres.Store, string) {
 
 // replicaRefundKey is the operation key replicaYAML's template makes.
 func replicaRefundKey(order string, amount int64, run string) string {
-	return fmt.Sprintf("refund:%s:%d:%s", order, amount, run)
+	// The ledger keeps it scoped to the run's key (types.Run.ScopeOperationKey).
+	return fmt.Sprintf("support-bot/refund:%s:%d:%s", order, amount, run)
 }
 
 // replicaPoll polls cond until it holds, failing after timeout: the replicas

@@ -1,0 +1,54 @@
+package mcpcall_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/mcptest"
+)
+
+// BenchmarkEcho compares a read through toolgate (validation, breaker, row,
+// state commit on the memory store) with the same tools/call made directly
+// with the SDK's client, over both transports.
+func BenchmarkEcho(b *testing.B) {
+	args := `{"text": "hi", "amount": 425000}`
+	for _, tr := range transports {
+		b.Run("toolgate/"+tr.name, func(b *testing.B) {
+			bd := setup(b, tr)
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := bd.gw.Call(context.Background(), bd.run, "echo", json.RawMessage(args))
+				if err != nil || !res.OK {
+					b.Fatal(err, res.Observation)
+				}
+			}
+		})
+		b.Run("direct/"+tr.name, func(b *testing.B) {
+			var t mcp.Transport
+			if tr.name == "http" {
+				fx := mcptest.New()
+				srv := httptest.NewServer(fx.Handler())
+				b.Cleanup(func() { fx.CloseSessions(); srv.Close() })
+				t = &mcp.StreamableClientTransport{Endpoint: srv.URL}
+			} else {
+				t = &mcp.CommandTransport{Command: exec.Command(serverBinary)}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), t, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { cs.Close() })
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(args)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
