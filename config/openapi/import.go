@@ -80,7 +80,7 @@ func shadowed(cfg *config.Config, d *config.Dependency, doc *Document) {
 		if !d.Import.Selects(config.SourceOpenAPI, sourceName(t)) {
 			continue
 		}
-		name := d.Import.Prefix + t.Name
+		name := config.ImportedName(d.Import.Prefix, t.Name)
 		if cfg.Tools[name] == nil {
 			continue
 		}
