@@ -138,7 +138,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	// read, a refusal) takes it in the commit of its row, its one write
 	// (store.Commit.TakeStep); a read that then finds the budget spent is
 	// answered step_budget_exhausted (its request changed nothing).
-	admitter, merged := p.store.(store.Admitter)
+	admitter, merged := p.admitter, p.admitter != nil
 	merged = merged && !limited && refusal == nil && f.spec.Effect == types.EffectWrite && (f.expectKey == "" || f.expectKey == f.key)
 	f.takeStep = !merged && !limited && f.expectKey == "" && (refusal != nil || f.spec.Effect != types.EffectWrite)
 	if !merged && !f.takeStep && !limited {

@@ -102,6 +102,9 @@ type Pipeline struct {
 	// writes are begun under its fence and sent only while it holds.
 	fencer  store.Fencer
 	limiter store.Limiter // the store's, found through wrappers; nil: none
+	// admitter, found likewise, takes a write's step and begins its
+	// operation in one durable write; nil: two writes.
+	admitter store.Admitter
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -132,6 +135,7 @@ func New(cfg *Config) (*Pipeline, error) {
 	}
 	p.cur.Store(&live{tools: cfg.Tools, validator: v})
 	p.fencer = store.FencerOf(cfg.Store)
+	p.admitter, _ = store.As[store.Admitter](cfg.Store)
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}

@@ -322,17 +322,8 @@ func quotaWindow(f *flight, name string) time.Duration {
 // they wrap (Unwrap() store.Store, as metrics.InstrumentStore does): a
 // wrapper must never silently drop the limits.
 func limiterOf(s store.Store) store.Limiter {
-	for s != nil {
-		if l, ok := s.(store.Limiter); ok {
-			return l
-		}
-		u, ok := s.(interface{ Unwrap() store.Store })
-		if !ok {
-			return nil
-		}
-		s = u.Unwrap()
-	}
-	return nil
+	l, _ := store.As[store.Limiter](s)
+	return l
 }
 
 // checkLimiter refuses a configuration whose limits the store cannot

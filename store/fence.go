@@ -49,15 +49,6 @@ type Fencer interface {
 // the store they wrap with an Unwrap() Store method (as an instrumented
 // store does), or nil when s is not shared by several processes.
 func FencerOf(s Store) Fencer {
-	for s != nil {
-		if f, ok := s.(Fencer); ok {
-			return f
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			return nil
-		}
-		s = u.Unwrap()
-	}
-	return nil
+	f, _ := As[Fencer](s)
+	return f
 }

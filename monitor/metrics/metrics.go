@@ -14,7 +14,7 @@
 //	toolgate_replays_total{tool}                    counter
 //	toolgate_unknown_outcomes_total{tool}           counter
 //	toolgate_breaker_state{dependency}              gauge: 0 closed, 1 half-open, 2 open
-//	toolgate_store_commit_duration_seconds{op}      histogram, op = commit | begin_operation
+//	toolgate_store_commit_duration_seconds{op}      histogram, op = commit | begin_operation | admit_and_begin
 //	toolgate_quota_keys{quota}                      gauge: keys with use inside the window
 //	toolgate_quota_max_used_ratio{quota}            gauge: the fullest key's used / limit
 //	go_*, process_*                                 the runtime and process collectors

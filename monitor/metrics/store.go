@@ -9,8 +9,9 @@ import (
 )
 
 // InstrumentStore returns s with its durable writes timed into
-// toolgate_store_commit_duration_seconds: Commit as op="commit" and
-// BeginOperation as op="begin_operation". Every other method is s's own,
+// toolgate_store_commit_duration_seconds: Commit as op="commit",
+// BeginOperation as op="begin_operation" and AdmitAndBegin (a write's step
+// and operation in one write) as op="admit_and_begin". Every other method is s's own,
 // and so are its approvals when s keeps them (store.ApprovalStore).
 func InstrumentStore(s store.Store, m *Metrics) store.Store {
 	w := &instrumentedStore{Store: s, m: m}
@@ -47,6 +48,27 @@ func (s *instrumentedStore) BeginOperation(ctx context.Context, op *types.Operat
 	s.m.storeDuration.WithLabelValues("begin_operation").Observe(time.Since(start).Seconds())
 	return existing, began, err
 }
+
+// AdmitAndBegin implements store.Admitter, timed as op="admit_and_begin":
+// through the wrapped store's own Admitter when it has one (one durable
+// write), else as AdmitStep then BeginOperation, the semantics the
+// interface names. So a store instrumented for serve keeps its one-write
+// admission.
+func (s *instrumentedStore) AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (int64, *types.Operation, bool, error) {
+	start := time.Now()
+	defer func() { s.m.storeDuration.WithLabelValues("admit_and_begin").Observe(time.Since(start).Seconds()) }()
+	if a, ok := store.As[store.Admitter](s.Store); ok {
+		return a.AdmitAndBegin(ctx, runID, op)
+	}
+	step, err := s.Store.AdmitStep(ctx, runID)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	existing, began, err := s.Store.BeginOperation(ctx, op)
+	return step, existing, began, err
+}
+
+var _ store.Admitter = (*instrumentedStore)(nil)
 
 // Unwrap returns the store being timed, for callers that need its own
 // methods beyond store.Store.
