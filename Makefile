@@ -2,7 +2,8 @@
 # with the race detector.
 #   - scripts/ensure-tools.sh installs what is missing (Chromium for the
 #     dashboard test; as root on Debian, via apt-get; the reference MCP
-#     servers from npm into .cache/npm, scripts/install-mcp-servers.sh);
+#     servers and GitHub's OpenAPI description from npm into .cache/npm,
+#     scripts/install-mcp-servers.sh);
 #   - scripts/with-postgres.sh starts a throwaway PostgreSQL 15 on 127.0.0.1,
 #     exports TOOLGATE_TEST_POSTGRES for the tests, and stops it afterwards.
 GO ?= go

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/execute/mcpcall"
 )
 
@@ -139,6 +140,8 @@ func (g *Gateway) Reload(cfg *config.Config) (*ReloadOutcome, error) {
 		err = g.upstreams.reload(cfg, g.pipeline.Reload)
 	case mcpcall.HasMCP(cfg):
 		err = errors.New("the new config adds MCP servers; they are connected when toolgate starts: restart toolgate")
+	case openapi.Has(cfg):
+		err = reloadOpenAPI(cfg, g.pipeline.Reload)
 	default:
 		err = g.pipeline.Reload(cfg)
 	}

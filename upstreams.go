@@ -11,16 +11,18 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/execute/mcpcall"
 )
 
-// DefaultImportTimeout bounds connecting to the MCP servers and listing
-// their tools when a gateway opens.
+// DefaultImportTimeout bounds reading the OpenAPI documents, connecting
+// to the MCP servers and listing their tools when a gateway opens.
 const DefaultImportTimeout = 30 * time.Second
 
-// upstreams is the gateway's side of its MCP servers: the pool that calls
-// them and what is needed to merge a refreshed tool list.
+// upstreams is the gateway's side of its imported tools: the pool that
+// calls its MCP servers (nil without any) and what is needed to merge a
+// refreshed tool list (the OpenAPI documents' tools stay as read at Open).
 type upstreams struct {
 	pool *mcpcall.Pool
 	http *execute.HTTP
@@ -40,26 +42,36 @@ type upstreams struct {
 // returns the executor that calls them. Without MCP servers it returns cfg
 // and exec unchanged.
 func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Options, exec execute.Executor) (*config.Config, execute.Executor, error) {
-	if !mcpcall.HasMCP(cfg) {
+	hasMCP := mcpcall.HasMCP(cfg)
+	if !hasMCP && !openapi.Has(cfg) {
 		return cfg, exec, nil
 	}
 	u := &upstreams{base: cfg, hook: opts.ToolsRefreshed}
-	u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+	if hasMCP {
+		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+	}
 	if cfg.ImportsPending() && !opts.Offline {
 		timeout := opts.ImportTimeout
 		if timeout <= 0 {
 			timeout = DefaultImportTimeout
 		}
 		ictx, cancel := context.WithTimeout(ctx, timeout)
-		lists, err := u.pool.Import(ictx, cfg)
+		lists, err := importOpenAPI(ictx, cfg)
+		if err == nil && hasMCP {
+			var mcpLists map[string][]config.ImportedTool
+			if mcpLists, err = u.pool.Import(ictx, cfg); err != nil {
+				err = fmt.Errorf("toolgate: importing MCP tools: %w", err)
+			}
+			maps.Copy(lists, mcpLists)
+		}
 		cancel()
 		if err != nil {
-			u.pool.Close()
-			return nil, nil, fmt.Errorf("toolgate: importing MCP tools: %w", err)
+			u.close()
+			return nil, nil, err
 		}
 		merged, err := cfg.Imported(lists)
 		if err != nil {
-			u.pool.Close()
+			u.close()
 			return nil, nil, err
 		}
 		u.mu.Lock()
@@ -67,7 +79,7 @@ func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Op
 		u.mu.Unlock()
 		cfg = merged
 	}
-	if exec == nil {
+	if exec == nil && hasMCP {
 		u.http = execute.NewHTTP(execute.HTTPOptions{Clock: opts.Clock})
 		exec = &execute.Router{HTTP: u.http, MCP: u.pool}
 	}
@@ -116,7 +128,9 @@ func (u *upstreams) changed(dep string, tools []config.ImportedTool) {
 
 // close stops the pool (and every stdio server).
 func (u *upstreams) close() {
-	u.pool.Close()
+	if u.pool != nil {
+		u.pool.Close()
+	}
 	if u.http != nil {
 		u.http.Close()
 	}
@@ -149,17 +163,20 @@ func (u *upstreams) reload(cfg *config.Config, apply func(*config.Config) error)
 		slices.Sort(changed)
 		return fmt.Errorf("dependencies %s: an MCP server is connected when toolgate starts; adding, removing or changing one needs a restart", strings.Join(changed, ", "))
 	}
-	merged := cfg
+	merged, lists := cfg, u.lists
 	if cfg.ImportsPending() {
 		var err error
-		if merged, err = cfg.Imported(u.lists); err != nil {
+		if lists, err = u.reloadLists(cfg); err != nil {
+			return err
+		}
+		if merged, err = cfg.Imported(lists); err != nil {
 			return err
 		}
 	}
 	if err := apply(merged); err != nil {
 		return err
 	}
-	u.base = cfg
+	u.base, u.lists = cfg, lists
 	return nil
 }
 
@@ -170,14 +187,18 @@ type Imports struct {
 	Config *config.Config
 	// Lists are the tools each dependency listed, by dependency name.
 	Lists map[string][]config.ImportedTool
+	// Reports say, per OpenAPI document, how many operations were
+	// imported, which were skipped and why, and the name collisions.
+	Reports []*openapi.Report
 }
 
-// Import connects to the MCP servers of a loaded config that import tools,
-// lists their tools and merges them in, then stops the servers: what a
-// gateway opened on cfg would serve (`toolgate check`, `toolgate tools`,
-// `toolgate whatif`). A config without imports comes back as it is. The
-// error lists every server that could not be reached and every problem of
-// the merge.
+// Import reads the OpenAPI documents of a loaded config and connects to
+// its MCP servers that import tools, lists their tools and merges them in,
+// then stops the servers: what a gateway opened on cfg would serve
+// (`toolgate check`, `toolgate tools`, `toolgate whatif`). A config without
+// imports comes back as it is. The error lists every document that cannot
+// be read, every operation an import names that its document lacks, every
+// server that could not be reached and every problem of the merge.
 func Import(ctx context.Context, cfg *config.Config, timeout time.Duration) (*Imports, error) {
 	if !cfg.ImportsPending() {
 		return &Imports{Config: cfg}, nil
@@ -185,19 +206,30 @@ func Import(ctx context.Context, cfg *config.Config, timeout time.Duration) (*Im
 	if timeout <= 0 {
 		timeout = DefaultImportTimeout
 	}
-	pool := mcpcall.New(cfg, mcpcall.Options{})
-	defer pool.Close()
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lists, err := pool.Import(ictx, cfg)
-	if err != nil {
-		return nil, err
+	lists := map[string][]config.ImportedTool{}
+	var reports []*openapi.Report
+	if openapi.Has(cfg) {
+		var err error
+		if lists, reports, err = openapi.ImportAll(ictx, cfg, openapi.Options{}); err != nil {
+			return &Imports{Config: cfg, Reports: reports}, err
+		}
+	}
+	if mcpcall.HasMCP(cfg) {
+		pool := mcpcall.New(cfg, mcpcall.Options{})
+		defer pool.Close()
+		mcpLists, err := pool.Import(ictx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(lists, mcpLists)
 	}
 	merged, err := cfg.Imported(lists)
 	if err != nil {
-		return nil, err
+		return &Imports{Config: cfg, Lists: lists, Reports: reports}, err
 	}
-	return &Imports{Config: merged, Lists: lists}, nil
+	return &Imports{Config: merged, Lists: lists, Reports: reports}, nil
 }
 
 // OnToolsChanged registers f to be called with the new config each time

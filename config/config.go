@@ -134,6 +134,12 @@ type Dependency struct {
 	// streamable HTTP (url) or run as a stdio subprocess (command); its tools
 	// are called with tools/call, and base_url is not needed.
 	MCP *MCP `yaml:"mcp" json:"mcp,omitempty"`
+	// OpenAPI, when set, is an OpenAPI 3.0 or 3.1 document (JSON or YAML)
+	// describing this dependency's HTTP API: a file path, relative to the
+	// config file's directory, or an http(s) URL. Its operations become
+	// tools (see import.go and package config/openapi); the calls go to
+	// base_url. Default: none.
+	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
 	// Import brings in the tools the source lists (an MCP server's tools,
 	// an OpenAPI document's operations) under their own names plus prefix;
 	// a tools: entry of the same name overrides any of their keys. Default:
@@ -246,6 +252,11 @@ type Request struct {
 	// are not sent again; GET and DELETE send the rest as the query string,
 	// other methods as a JSON body. Required (it must start with /).
 	Path string `yaml:"path" json:"path"`
+	// Params, when set (tools imported from an OpenAPI document), places
+	// every argument where the document says: the path, the query, a
+	// header or the JSON body (see Param). Arguments are then never placed
+	// by name or by method. Never read from YAML.
+	Params map[string]Param `yaml:"-" json:"params,omitempty"`
 }
 
 // Timeout bounds each phase of one attempt.

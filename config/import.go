@@ -51,8 +51,13 @@ type Source struct {
 // ImportedTool is one tool as its source describes it, before the config's
 // tools: entry of the same name overrides any of it.
 type ImportedTool struct {
-	// Name is the name at the source (without the prefix).
+	// Name is the tool's name (without the prefix): the name at the
+	// source, or, when that is not a valid tool name (an operationId such
+	// as repos/get), a name derived from it.
 	Name string `json:"name"`
+	// SourceName, when not "", is the name at the source that import
+	// patterns select and Source records (the operationId); "" means Name.
+	SourceName string `json:"source_name,omitempty"`
 	// Description is what the model reads.
 	Description string `json:"description,omitempty"`
 	// InputSchema is the arguments' JSON Schema.
@@ -62,7 +67,8 @@ type ImportedTool struct {
 	// Effect is what the source suggests (MCP annotations, the HTTP
 	// method); "" leaves the default, write.
 	Effect types.Effect `json:"effect,omitempty"`
-	// Request is an OpenAPI operation's method and path; nil for MCP.
+	// Request is an OpenAPI operation's method, path and the placement of
+	// every argument; nil for MCP.
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -86,14 +92,30 @@ func (im *Import) patterns(kind string) []string {
 	return list
 }
 
-// selects reports whether name is selected by one of the patterns.
+// selects reports whether name is selected by one of the patterns. A
+// glob's * also matches '/', so that "*" and "repos/*" select operationIds
+// such as repos/get.
 func selects(patterns []string, name string) bool {
+	const slash = "\x00"
+	name = strings.ReplaceAll(name, "/", slash)
 	for _, p := range patterns {
-		if ok, err := path.Match(p, name); err == nil && ok {
+		if ok, err := path.Match(strings.ReplaceAll(p, "/", slash), name); err == nil && ok {
 			return true
 		}
 	}
 	return false
+}
+
+// Selects reports whether the import selects the source's tool or
+// operation named name (the name at the source, without the prefix).
+func (im *Import) Selects(kind, name string) bool { return selects(im.patterns(kind), name) }
+
+// sourceName is the name at the source of an imported tool.
+func (it *ImportedTool) sourceName() string {
+	if it.SourceName != "" {
+		return it.SourceName
+	}
+	return it.Name
 }
 
 // sourceKind is the kind of source a dependency is, "" for a plain HTTP one.
@@ -103,7 +125,7 @@ func (d *Dependency) sourceKind() string {
 		return ""
 	case d.MCP != nil:
 		return SourceMCP
-	case d.Import != nil:
+	case d.OpenAPI != "", d.Import != nil:
 		return SourceOpenAPI
 	}
 	return ""
@@ -112,10 +134,10 @@ func (d *Dependency) sourceKind() string {
 // checkImport checks that an import has a source to import from. (The
 // OpenAPI source adds itself here.)
 func (d *Dependency) checkImport() []*Problem {
-	if d.Import == nil || d.MCP != nil {
+	if d.Import == nil || d.MCP != nil || d.OpenAPI != "" {
 		return nil
 	}
-	return []*Problem{{Key: "import", Why: "has nothing to import from: give the dependency an mcp: section ({url: ...} or {command: [...]})"}}
+	return []*Problem{{Key: "import", Why: "has nothing to import from: give the dependency an mcp: section ({url: ...} or {command: [...]}) or an openapi: document"}}
 }
 
 // HasImports reports whether some dependency imports tools.
@@ -210,8 +232,8 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 		slices.SortFunc(list, func(a, b ImportedTool) int { return strings.Compare(a.Name, b.Name) })
 		have := map[string]bool{}
 		for _, it := range list {
-			have[it.Name] = true
-			if !selects(patterns, it.Name) {
+			have[it.sourceName()] = true
+			if !selects(patterns, it.sourceName()) {
 				continue
 			}
 			name := ImportedName(d.Import.Prefix, it.Name)
@@ -226,7 +248,7 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 			t := &Tool{
 				Name: name, Description: it.Description, Dependency: depName,
 				Effect: it.Effect, InputSchema: it.InputSchema, OutputSchema: it.OutputSchema,
-				Source: &Source{Kind: kind, Dependency: depName, Name: it.Name},
+				Source: &Source{Kind: kind, Dependency: depName, Name: it.sourceName()},
 			}
 			if it.Request != nil {
 				r := *it.Request
@@ -240,7 +262,11 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 		}
 		for _, p := range patterns {
 			if !isGlob(p) && !have[p] {
-				bad("dependencies."+depName+".import", "%s has no tool named %q (it has: %s)", depName, p, joinOrNone(slices.Sorted(maps.Keys(have))))
+				what := "tool"
+				if kind == SourceOpenAPI {
+					what = "operation"
+				}
+				bad("dependencies."+depName+".import", "%s has no %s named %q (it has: %s)", depName, what, p, joinSome(slices.Sorted(maps.Keys(have)), 30))
 			}
 		}
 	}
@@ -304,6 +330,7 @@ func (t *Tool) clone() *Tool {
 	c := *t
 	if t.Request != nil {
 		r := *t.Request
+		r.Params = maps.Clone(t.Request.Params)
 		c.Request = &r
 	}
 	c.Rules = slices.Clone(t.Rules)
@@ -332,6 +359,14 @@ func (d *Dependency) clone() *Dependency {
 		c.MCP = &m
 	}
 	return &c
+}
+
+// joinSome is joinOrNone of at most n names, saying how many more there are.
+func joinSome(names []string, n int) string {
+	if len(names) <= n {
+		return joinOrNone(names)
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func joinOrNone(names []string) string {

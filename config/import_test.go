@@ -169,3 +169,26 @@ func TestMCPDependencyProblems(t *testing.T) {
 		t.Error("no import: nothing pending")
 	}
 }
+
+func TestImportSelectsAcrossSlashes(t *testing.T) {
+	tests := []struct {
+		patterns []string
+		name     string
+		want     bool
+	}{
+		{nil, "repos/get", true},
+		{[]string{"*"}, "repos/get", true},
+		{[]string{"repos/*"}, "repos/get", true},
+		{[]string{"repos/*"}, "issues/get", false},
+		{[]string{"*/get"}, "repos/get", true},
+		{[]string{"repos/get"}, "repos/get", true},
+		{[]string{"repos_get"}, "repos/get", false},
+		{[]string{"get_*"}, "get_order", true},
+	}
+	for _, tt := range tests {
+		im := &Import{Operations: tt.patterns}
+		if got := im.Selects(SourceOpenAPI, tt.name); got != tt.want {
+			t.Errorf("%v selects %s = %v, want %v", tt.patterns, tt.name, got, tt.want)
+		}
+	}
+}

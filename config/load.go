@@ -172,7 +172,7 @@ func (c *Config) Normalize() error {
 		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
 			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
 		}
-		for _, e := range d.checkImport() {
+		for _, e := range append(d.normalizeOpenAPI(c.dir()), d.checkImport()...) {
 			bad(key+joinKey(e.Key), "%s", e.Why)
 		}
 		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
@@ -294,6 +294,10 @@ func (t *Tool) normalize(c *Config) []*Problem {
 			case "":
 				t.Request.Method = "POST"
 			case "GET", "POST", "PUT", "PATCH", "DELETE":
+			case "HEAD":
+				if t.Request.Params == nil {
+					bad("request.method", "HEAD is supported for operations imported from an OpenAPI document only")
+				}
 			default:
 				bad("request.method", "%q is not supported (GET, POST, PUT, PATCH, DELETE)", t.Request.Method)
 			}
@@ -412,6 +416,9 @@ func (l *Lookup) found() string {
 // jsonNumbers turns YAML-decoded values into what a JSON decoder would have
 // produced (maps of string keys, json.Number numbers).
 func jsonNumbers(v map[string]any) (map[string]any, error) {
+	if jsonShaped(v) {
+		return v, nil // already what a JSON decoder gives (an imported schema)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("not representable as JSON: %v", err)
@@ -423,6 +430,31 @@ func jsonNumbers(v map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// jsonShaped reports whether v holds only what encoding/json with
+// UseNumber produces: string-keyed maps, []any, json.Number, string, bool
+// and nil. Schemas shared between tools are walked, never copied.
+func jsonShaped(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, x := range v {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, x := range v {
+			if !jsonShaped(x) {
+				return false
+			}
+		}
+		return true
+	case nil, string, bool, json.Number:
+		return true
+	}
+	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

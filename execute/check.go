@@ -36,6 +36,12 @@ func (h *HTTP) CheckRequest(a *Attempt) *Failure {
 	if a.Tool == nil || a.Tool.Request == nil || a.Dependency == nil {
 		return nil // Do says what is missing
 	}
+	if isPlaced(a) {
+		// An imported operation's request is cheap to build whole: every
+		// argument it places is checked.
+		_, _, fail := h.build(a)
+		return fail
+	}
 	_, err := expandPath(a.Tool.Request.Path, a.Args, false)
 	if err == nil {
 		if e := checkOperationKeyHeader(a); e != nil {
@@ -52,16 +58,17 @@ func (h *HTTP) CheckRequest(a *Attempt) *Failure {
 	return invalidRequest(a, err.Error())
 }
 
-// build is buildRequest with its error classified: an argument's fault is
-// invalid_argument, anything else internal_error.
-func (h *HTTP) build(a *Attempt) (builtRequest, *Failure) {
-	built, err := buildRequest(a)
+// build is buildFor with its error classified: an argument's fault is
+// invalid_argument, anything else internal_error. The headers are those
+// placed arguments of an imported operation set.
+func (h *HTTP) build(a *Attempt) (builtRequest, []header, *Failure) {
+	built, headers, err := buildFor(a)
 	if err == nil {
-		return built, nil
+		return built, headers, nil
 	}
 	var argErr *ArgumentError
 	if errors.As(err, &argErr) {
-		return builtRequest{}, argumentFailure(a, argErr)
+		return builtRequest{}, nil, argumentFailure(a, argErr)
 	}
-	return builtRequest{}, invalidRequest(a, err.Error())
+	return builtRequest{}, nil, invalidRequest(a, err.Error())
 }

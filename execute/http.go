@@ -127,7 +127,7 @@ func (h *HTTP) transport(dep *config.Dependency) *http.Transport {
 // Do sends one request and reads the whole answer, within the tool's
 // connect and read timeouts.
 func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
-	built, fail := h.build(a)
+	built, placed, fail := h.build(a)
 	if fail != nil {
 		return nil, fail
 	}
@@ -152,6 +152,7 @@ func (h *HTTP) Do(ctx context.Context, a *Attempt) (*Response, *Failure) {
 	if err != nil {
 		return nil, invalidRequest(a, err.Error())
 	}
+	setPlacedHeaders(req, a, placed)
 	h.setHeaders(req, a, built.body != nil)
 	traceRequest(ctx, req)
 

@@ -17,6 +17,7 @@ if ! have_chromium; then
 	fi
 fi
 
-# The reference MCP servers from npm (execute/mcpcall's third-party tests).
+# npm packages the tests read: the reference MCP servers (execute/mcpcall's
+# third-party tests) and GitHub's REST API description (config/openapi).
 bash "$(dirname "$0")/install-mcp-servers.sh" ||
-	echo "ensure-tools: installing the reference MCP servers failed; execute/mcpcall's third-party tests will fail" >&2
+	echo "ensure-tools: installing the npm packages failed; the tests that read them (execute/mcpcall's third-party servers, GitHub's OpenAPI description) will fail" >&2

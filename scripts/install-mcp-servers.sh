@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Installs the third-party MCP servers that toolgate's tests run over stdio
-# (the reference servers from npm) into .cache/npm of the repository, which
-# git ignores. Idempotent: nothing is fetched when the pinned versions are
-# there. Without npm it says so and exits 0 (the tests then skip, and fail
-# under CI=true).
+# Installs the npm packages toolgate's tests read into .cache/npm of the
+# repository, which git ignores: the third-party MCP servers the tests run
+# over stdio (the reference servers) and GitHub's REST API description
+# (@octokit/openapi, for the OpenAPI import). Idempotent: nothing is
+# fetched when the pinned versions are there. Without npm it says so and
+# exits 0 (the tests then skip, and fail under CI=true).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/.cache/npm"
-everything="@modelcontextprotocol/server-everything@2026.8.31"
-filesystem="@modelcontextprotocol/server-filesystem@2026.8.31"
+packages=(
+	"@modelcontextprotocol/server-everything@2026.8.31"
+	"@modelcontextprotocol/server-filesystem@2026.8.31"
+	"@octokit/openapi@23.0.2"
+)
 
 if ! command -v npm >/dev/null 2>&1; then
-	echo "install-mcp-servers: npm is missing; install Node.js (npm) to run the third-party MCP server tests" >&2
+	echo "install-mcp-servers: npm is missing; install Node.js (npm) to run the tests that read npm packages (third-party MCP servers, GitHub's OpenAPI description)" >&2
 	exit 0
 fi
 
@@ -21,10 +25,13 @@ installed() { # name version
 	[[ -f $pkg ]] && grep -q "\"version\": \"$2\"" "$pkg"
 }
 
-if installed @modelcontextprotocol/server-everything 2026.8.31 &&
-	installed @modelcontextprotocol/server-filesystem 2026.8.31; then
+missing=()
+for spec in "${packages[@]}"; do
+	installed "${spec%@*}" "${spec##*@}" || missing+=("$spec")
+done
+if ((${#missing[@]} == 0)); then
 	exit 0
 fi
-echo "install-mcp-servers: installing $everything and $filesystem into .cache/npm" >&2
+echo "install-mcp-servers: installing ${missing[*]} into .cache/npm" >&2
 mkdir -p "$dir"
-npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$everything" "$filesystem" >&2
+npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "${missing[@]}" >&2

@@ -37,6 +37,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 			_, err = validate.Compile(cfg, env)
 		}
 	}
+	if imports != nil {
+		for _, r := range imports.Reports {
+			r.Write(e.stdout)
+		}
+	}
 	if err != nil {
 		n := 1
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -57,10 +62,15 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// printImports says what each importing dependency brings in: every tool
-// with its effect, the ones the import leaves out, and the overrides.
+// printImports says what each MCP server brings in: every tool with its
+// effect, the ones the import leaves out, and the overrides. An OpenAPI
+// document's report (operations imported, skipped and why, collisions)
+// is printed before the problems or the ok line.
 func printImports(e *env, im *toolgate.Imports) {
 	for _, dep := range im.Config.ImportingDependencies() {
+		if im.Config.Dependencies[dep].OpenAPI != "" {
+			continue // its report was printed above
+		}
 		var brought, left []string
 		for _, it := range im.Lists[dep] {
 			name := config.ImportedName(im.Config.Dependencies[dep].Import.Prefix, it.Name)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 
 	anthropic "github.com/anthropics/anthropic-sdk-go/v2"
@@ -20,7 +21,9 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/export"
+	"github.com/toolgate/toolgate/internal/npmfixture"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -96,11 +99,56 @@ func configs(t *testing.T) map[string]*config.Config {
 	if err := rich.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*config.Config{"refunds": refunds, "rich": rich}
+	return map[string]*config.Config{"refunds": refunds, "rich": rich,
+		"petstore": imported(t, "../../testdata/openapi/petstore/petstore.yaml"),
+	}
 }
 
+// withGitHub is configs plus every operation of GitHub's REST API
+// description (about a thousand tools nobody here wrote).
+func withGitHub(t *testing.T) map[string]*config.Config {
+	t.Helper()
+	all := configs(t)
+	all["github"] = imported(t, npmfixture.Path(t, "@octokit/openapi", "generated/api.github.com.json"))
+	return all
+}
+
+// imported is a config whose tools are every operation of an OpenAPI
+// document, as toolgate tools lists them.
+func imported(t *testing.T, document string) *config.Config {
+	t.Helper()
+	importedMu.Lock()
+	defer importedMu.Unlock()
+	if cfg := importedCache[document]; cfg != nil {
+		return cfg
+	}
+	cfg := &config.Config{Store: "memory", Dependencies: map[string]*config.Dependency{
+		"api": {BaseURL: "http://127.0.0.1:1", OpenAPI: document},
+	}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	lists, _, err := openapi.ImportAll(t.Context(), cfg, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := cfg.Imported(lists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	importedCache[document] = merged
+	return merged
+}
+
+// importedCache keeps each document's config for the tests after the
+// first (the exports never change a config).
+var (
+	importedMu    sync.Mutex
+	importedCache = map[string]*config.Config{}
+)
+
 func TestOpenAI(t *testing.T) {
-	for name, cfg := range configs(t) {
+	for name, cfg := range withGitHub(t) {
 		t.Run(name, func(t *testing.T) {
 			exported := export.OpenAI(cfg)
 			want := elements(t, exported)
