@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/types"
 )
@@ -85,15 +86,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		actx, span := p.startAttempt(ctx, spec, f.purpose, out.attempts)
-		resp, fail := p.exec.Do(actx, a)
-		endAttempt(span, resp, fail)
-		p.recordAttempt(spec.Name, f.purpose)
-		health := breaker.Success
-		if fail != nil {
-			health = fail.BreakerOutcome()
-		}
-		br.Done(ticket, health)
+		resp, fail := p.send(ctx, br, ticket, spec, f.purpose, out.attempts, a)
 		releaseRetry()
 		if fail == nil {
 			out.resp, out.fail = resp, nil
@@ -133,6 +126,24 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		out.retries++
 	}
+}
+
+// send makes one attempt under br's ticket and gives the ticket back in a
+// defer: an executor that panics counts as a failure of the dependency (as
+// a Go tool's panic does) and never leaves a half-open breaker waiting for
+// a probe that will not end.
+func (p *Pipeline) send(ctx context.Context, br *breaker.Breaker, ticket breaker.Ticket, spec *config.Tool, purpose monitor.Purpose, n int, a *execute.Attempt) (resp *execute.Response, fail *execute.Failure) {
+	health := breaker.Failure // unless the attempt returns
+	defer func() { br.Done(ticket, health) }()
+	actx, span := p.startAttempt(ctx, spec, purpose, n)
+	resp, fail = p.exec.Do(actx, a)
+	endAttempt(span, resp, fail)
+	p.recordAttempt(spec.Name, purpose)
+	health = breaker.Success
+	if fail != nil {
+		health = fail.BreakerOutcome()
+	}
+	return resp, fail
 }
 
 // failed turns the last failure of a call's attempts into its envelope.

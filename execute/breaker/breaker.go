@@ -95,7 +95,9 @@ func (o Outcome) String() string {
 }
 
 // Ticket is the permission Allow gives for one attempt. It must be passed to
-// Done exactly once. The zero Ticket is never valid: Done ignores it.
+// Done exactly once, in a defer, so that an attempt that panics still gives
+// back a half-open breaker's one probe. The zero Ticket is never valid: Done
+// ignores it.
 type Ticket struct {
 	generation uint64
 }
