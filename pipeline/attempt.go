@@ -35,10 +35,10 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		depName = "tool:" + spec.Name
 	}
 	dep := f.cfg.tools.Dependencies[spec.Dependency]
-	var bset config.Breaker
-	var budgetCfg config.RetryBudget
+	var bset breaker.Settings
+	var budgetCfg retry.BudgetSettings
 	if dep != nil {
-		bset, budgetCfg = dep.Breaker, dep.RetryBudget
+		bset, budgetCfg = breakerSettings(dep.Breaker), budgetSettings(dep.RetryBudget)
 	}
 	br := p.breakers.Get(depName, bset)
 	budget := p.budgets.Get(depName, budgetCfg)
@@ -48,7 +48,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	// when the call gives it up.
 	releaseRetry := func() {}
 	defer func() { releaseRetry() }()
-	policy := retry.PolicyFrom(spec.Retry)
+	policy := retryPolicy(spec.Retry)
 	key := ""
 	if spec == f.spec {
 		key = f.key
@@ -107,7 +107,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		d := retry.Decide(retry.Input{
 			Policy: policy, Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && key != "",
-			Failure:  fail.RetryFailure(),
+			Failure:  retryFailure(fail),
 			Attempts: out.attempts, Remaining: remaining, AttemptTimeout: attemptTimeout, Rand: p.rand.Float64(),
 		})
 		if !d.Retry {
@@ -144,6 +144,12 @@ func (p *Pipeline) send(ctx context.Context, br *breaker.Breaker, ticket breaker
 		health = fail.BreakerOutcome()
 	}
 	return resp, fail
+}
+
+// retryFailure is what package retry needs to know about an attempt's
+// failure.
+func retryFailure(f *execute.Failure) retry.Failure {
+	return retry.Failure{Transient: f.Transient, Delivered: f.Delivered, Status: f.Status, RetryAfter: f.RetryAfter}
 }
 
 // failed turns the last failure of a call's attempts into its envelope.
