@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/execute/breaker"
-	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -124,11 +123,6 @@ func (f *Failure) Error() string {
 
 // Unwrap returns the underlying error.
 func (f *Failure) Unwrap() error { return f.Err }
-
-// RetryFailure is what package retry needs to know about the failure.
-func (f *Failure) RetryFailure() retry.Failure {
-	return retry.Failure{Transient: f.Transient, Delivered: f.Delivered, Status: f.Status, RetryAfter: f.RetryAfter}
-}
 
 // BreakerOutcome is what the failure says about the dependency's health:
 // transient failures and panics count against it (a tool that keeps

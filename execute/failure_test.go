@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/execute/breaker"
-	"github.com/toolgate/toolgate/retry"
 )
 
 func TestKindString(t *testing.T) {
@@ -127,10 +126,6 @@ func TestFailureHelpers(t *testing.T) {
 	}
 
 	f := &Failure{Kind: KindStatus, Transient: true, Status: 503, RetryAfter: 9 * time.Second, Err: errors.New("x")}
-	want := retry.Failure{Transient: true, Delivered: false, Status: 503, RetryAfter: 9 * time.Second}
-	if got := f.RetryFailure(); got != want {
-		t.Errorf("RetryFailure = %+v, want %+v", got, want)
-	}
 	if f.Error() != "status: x" || f.Unwrap().Error() != "x" {
 		t.Errorf("Error/Unwrap = %q / %v", f.Error(), f.Unwrap())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/types"
 )
@@ -34,10 +35,10 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		depName = "tool:" + spec.Name
 	}
 	dep := f.cfg.tools.Dependencies[spec.Dependency]
-	var bset config.Breaker
-	var budgetCfg config.RetryBudget
+	var bset breaker.Settings
+	var budgetCfg retry.BudgetSettings
 	if dep != nil {
-		bset, budgetCfg = dep.Breaker, dep.RetryBudget
+		bset, budgetCfg = breakerSettings(dep.Breaker), budgetSettings(dep.RetryBudget)
 	}
 	br := p.breakers.Get(depName, bset)
 	budget := p.budgets.Get(depName, budgetCfg)
@@ -47,7 +48,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 	// when the call gives it up.
 	releaseRetry := func() {}
 	defer func() { releaseRetry() }()
-	policy := retry.PolicyFrom(spec.Retry)
+	policy := retryPolicy(spec.Retry)
 	key := ""
 	if spec == f.spec {
 		key = f.key
@@ -85,15 +86,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		actx, span := p.startAttempt(ctx, spec, f.purpose, out.attempts)
-		resp, fail := p.exec.Do(actx, a)
-		endAttempt(span, resp, fail)
-		p.recordAttempt(spec.Name, f.purpose)
-		health := breaker.Success
-		if fail != nil {
-			health = fail.BreakerOutcome()
-		}
-		br.Done(ticket, health)
+		resp, fail := p.send(ctx, br, ticket, spec, f.purpose, out.attempts, a)
 		releaseRetry()
 		if fail == nil {
 			out.resp, out.fail = resp, nil
@@ -114,7 +107,7 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		d := retry.Decide(retry.Input{
 			Policy: policy, Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && key != "",
-			Failure:  fail.RetryFailure(),
+			Failure:  retryFailure(fail),
 			Attempts: out.attempts, Remaining: remaining, AttemptTimeout: attemptTimeout, Rand: p.rand.Float64(),
 		})
 		if !d.Retry {
@@ -133,6 +126,30 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 		}
 		out.retries++
 	}
+}
+
+// send makes one attempt under br's ticket and gives the ticket back in a
+// defer: an executor that panics counts as a failure of the dependency (as
+// a Go tool's panic does) and never leaves a half-open breaker waiting for
+// a probe that will not end.
+func (p *Pipeline) send(ctx context.Context, br *breaker.Breaker, ticket breaker.Ticket, spec *config.Tool, purpose monitor.Purpose, n int, a *execute.Attempt) (resp *execute.Response, fail *execute.Failure) {
+	health := breaker.Failure // unless the attempt returns
+	defer func() { br.Done(ticket, health) }()
+	actx, span := p.startAttempt(ctx, spec, purpose, n)
+	resp, fail = p.exec.Do(actx, a)
+	endAttempt(span, resp, fail)
+	p.recordAttempt(spec.Name, purpose)
+	health = breaker.Success
+	if fail != nil {
+		health = fail.BreakerOutcome()
+	}
+	return resp, fail
+}
+
+// retryFailure is what package retry needs to know about an attempt's
+// failure.
+func retryFailure(f *execute.Failure) retry.Failure {
+	return retry.Failure{Transient: f.Transient, Delivered: f.Delivered, Status: f.Status, RetryAfter: f.RetryAfter}
 }
 
 // failed turns the last failure of a call's attempts into its envelope.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
@@ -15,7 +16,8 @@ import (
 
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
 // reads): breaker and retries as for any read, no ledger, no row of its own.
-func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
+// Its retries stop at deadline, the calling tool's; ctx must end there too.
+func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
 	c, ok := f.cfg.validator.Tool(tool)
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
@@ -24,7 +26,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpos
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: f.deadline, purpose: purpose}
+	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: deadline, purpose: purpose}
 	ctx, span := p.startLookup(ctx, purpose, tool)
 	out := p.attempt(ctx, lf, c.Spec, decoded)
 	endLookup(span, out)
@@ -38,17 +40,26 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, purpose monitor.Purpos
 }
 
 // checkOwner is the last validation step: the object must belong to the
-// principal, by the tool's owner lookup.
+// principal, by the tool's owner lookup. It runs before the call's deadline
+// is set and on a context that is never cancelled, so it bounds the lookup
+// itself: by the call's total timeout, counted from the call's start.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
 	owner := f.spec.Owner
 	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
 	if err != nil {
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
 	}
-	data, fail, err := p.lookup(ctx, f, monitor.PurposeOwner, owner.Lookup, args)
+	deadline := f.started.Add(f.spec.Timeout.Total.D())
+	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(p.clock.Now()))
+	defer cancel()
+	data, fail, err := p.lookup(ctx, f, deadline, monitor.PurposeOwner, owner.Lookup, args)
 	switch {
 	case err != nil:
 		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
+	case fail != nil && (fail.Kind == execute.KindCanceled || ctx.Err() != nil):
+		// The lookup did not answer within the call's deadline. A read:
+		// nothing was done, and the call may be repeated.
+		return &validate.Refusal{Code: types.CodeTimeout, Message: fmt.Sprintf("the ownership check with %s did not answer within the call's deadline of %s. Nothing was done; try again later", owner.Lookup, f.spec.Timeout.Total), Rule: -1}
 	case fail != nil && fail.Code == types.CodeRejected:
 		// The lookup says there is no such object for us to see.
 		return validate.NotOwner(f.checked)
@@ -70,7 +81,7 @@ func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}
-	data, fail, err := p.lookup(ctx, f, monitor.PurposeVerify, v.Lookup, args)
+	data, fail, err := p.lookup(ctx, f, f.deadline, monitor.PurposeVerify, v.Lookup, args)
 	if err != nil {
 		return false, nil, err.Error()
 	}

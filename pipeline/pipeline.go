@@ -35,9 +35,9 @@ import (
 	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
-	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
 )
 
@@ -75,10 +75,9 @@ type Config struct {
 	LeaseMargin time.Duration
 }
 
-// Sink is told about every committed execution row.
-type Sink interface {
-	Record(row *types.Execution)
-}
+// Sink is told about every committed execution row: monitor.Sink, kept
+// under this name for the library's users.
+type Sink = monitor.Sink
 
 // Pipeline runs calls. It is safe for concurrent use.
 type Pipeline struct {

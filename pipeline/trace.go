@@ -2,7 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -25,28 +25,50 @@ const tracerName = "github.com/toolgate/toolgate"
 // is installed, the installed provider's tracer after.
 var globalTracer = otel.Tracer(tracerName, trace.WithInstrumentationVersion(buildinfo.Version()))
 
-// unsetProvider is the global provider as the otel package starts it (a
-// delegate that records nothing), or nil if something installed a real
-// provider before this package was initialised.
-var unsetProvider = func() trace.TracerProvider {
-	tp := otel.GetTracerProvider()
-	if fmt.Sprintf("%T", tp) == "*global.tracerProvider" {
-		return tp
+// unsetProvider is the global provider as this package found it at start-up
+// (otel's delegating default, before any SetTracerProvider), or nil if that
+// provider already made spans of its own.
+var unsetProvider = silentAtStart(otel.GetTracerProvider())
+
+// silentAtStart is tp if it makes no spans of its own and can be compared
+// with the provider of each call, else nil.
+func silentAtStart(tp trace.TracerProvider) trace.TracerProvider {
+	if tp == nil || !reflect.TypeOf(tp).Comparable() || !makesNoSpans(tp.Tracer(tracerName)) {
+		return nil
 	}
-	return nil
-}()
+	return tp
+}
+
+// makesNoSpans says tr makes no spans of its own: a root span it starts is
+// not recording and has no trace ID. That is the unset global provider and
+// otel's noop provider; a real SDK gives every span an ID, sampled or not.
+// The probe is never ended, so a real provider exports nothing for it.
+func makesNoSpans(tr trace.Tracer) bool {
+	_, span := tr.Start(context.Background(), "toolgate.probe")
+	return !span.IsRecording() && !span.SpanContext().IsValid()
+}
+
+// silentGlobal says the global provider tp records nothing: it is still the
+// unset default, or otel's noop provider.
+func silentGlobal(tp trace.TracerProvider) bool {
+	if unsetProvider != nil && tp == unsetProvider {
+		return true
+	}
+	_, isNoop := tp.(noop.TracerProvider)
+	return isNoop
+}
 
 // activeTracer returns the tracer for one call, or nil when no span can be
-// recorded: the tracer is a no-op, or it follows a global provider that is
-// still unset. Spans are then not made at all: a no-op span still costs a
-// dozen allocations per call.
+// recorded: the tracer is a no-op, or it follows a global provider that
+// records nothing. Spans are then not made at all: a no-op span still costs
+// a dozen allocations per call.
 func (p *Pipeline) activeTracer() trace.Tracer {
 	switch {
 	case p.noTrace:
 		return nil
 	case p.tracer != nil:
 		return p.tracer
-	case unsetProvider != nil && otel.GetTracerProvider() == unsetProvider:
+	case silentGlobal(otel.GetTracerProvider()):
 		return nil
 	}
 	return globalTracer

@@ -1,10 +1,25 @@
 package retry
 
-import (
-	"sync"
+import "sync"
 
-	"github.com/toolgate/toolgate/config"
+// The defaults of a BudgetSettings' zero fields.
+const (
+	// DefaultBudgetRatio is BudgetSettings.Ratio when zero.
+	DefaultBudgetRatio = 0.2
+	// DefaultBudgetMinRetries is BudgetSettings.MinRetries when zero.
+	DefaultBudgetMinRetries = 3
 )
+
+// BudgetSettings configures a Budget (the pipeline converts a dependency's
+// retry_budget keys into it). Every zero field means its default.
+type BudgetSettings struct {
+	// Ratio is the share of the active calls that may be retrying at once.
+	// Default 0.2 (DefaultBudgetRatio).
+	Ratio float64
+	// MinRetries is how many retries may be in flight whatever the ratio
+	// allows. Default 3 (DefaultBudgetMinRetries).
+	MinRetries int
+}
 
 // Budget is one dependency's retry budget. It bounds the retries in flight
 // at one time, not the retries over a window: a retry is allowed while the
@@ -32,9 +47,9 @@ type Budget struct {
 }
 
 // NewBudget returns a budget with the given settings; a zero Ratio means 0.2
-// and a zero MinRetries means 3 (config.DefaultRetryBudgetRatio and
-// config.DefaultRetryBudgetMin).
-func NewBudget(b config.RetryBudget) *Budget {
+// and a zero MinRetries means 3 (DefaultBudgetRatio and
+// DefaultBudgetMinRetries).
+func NewBudget(b BudgetSettings) *Budget {
 	budget := &Budget{}
 	budget.configure(b)
 	return budget
@@ -42,14 +57,14 @@ func NewBudget(b config.RetryBudget) *Budget {
 
 // configure sets the ratio and the minimum, with defaults for zero values.
 // b.mu must be held, or b not yet shared.
-func (b *Budget) configure(cfg config.RetryBudget) {
+func (b *Budget) configure(cfg BudgetSettings) {
 	b.ratio = cfg.Ratio
 	if b.ratio <= 0 {
-		b.ratio = config.DefaultRetryBudgetRatio
+		b.ratio = DefaultBudgetRatio
 	}
 	b.minRetries = cfg.MinRetries
 	if b.minRetries <= 0 {
-		b.minRetries = config.DefaultRetryBudgetMin
+		b.minRetries = DefaultBudgetMinRetries
 	}
 }
 
@@ -112,7 +127,7 @@ type Budgets struct {
 
 // budgetEntry remembers the settings a Budget was configured with.
 type budgetEntry struct {
-	cfg    config.RetryBudget
+	cfg    BudgetSettings
 	budget *Budget
 }
 
@@ -124,7 +139,7 @@ func NewBudgets() *Budgets {
 // Get returns the budget of dependency dep, creating it with cfg on first
 // use. When cfg differs from the settings the budget has (a reloaded config),
 // the new settings apply and the calls and retries in flight are kept.
-func (s *Budgets) Get(dep string, cfg config.RetryBudget) *Budget {
+func (s *Budgets) Get(dep string, cfg BudgetSettings) *Budget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	entry, ok := s.budgets[dep]

@@ -3,8 +3,6 @@ package retry
 import (
 	"sync"
 	"testing"
-
-	"github.com/toolgate/toolgate/config"
 )
 
 // budgetOp is one step of a budget table test.
@@ -25,7 +23,7 @@ func TestBudget(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		cfg   config.RetryBudget
+		cfg   BudgetSettings
 		steps []step
 	}{
 		{
@@ -71,7 +69,7 @@ func TestBudget(t *testing.T) {
 		},
 		{
 			name: "configured ratio and minimum",
-			cfg:  config.RetryBudget{Ratio: 0.5, MinRetries: 1},
+			cfg:  BudgetSettings{Ratio: 0.5, MinRetries: 1},
 			steps: []step{
 				{op: opBegin}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
 				{op: opBegin, n: 3}, {op: opRetry, retry: true}, {op: opRetry, retry: false},
@@ -112,7 +110,7 @@ func TestBudget(t *testing.T) {
 // A release or an end called twice counts once, and a refused retry's
 // release changes nothing.
 func TestBudgetReleaseOnce(t *testing.T) {
-	b := NewBudget(config.RetryBudget{MinRetries: 1})
+	b := NewBudget(BudgetSettings{MinRetries: 1})
 	end := b.Begin()
 	release, ok := b.TryRetry()
 	if !ok {
@@ -134,11 +132,11 @@ func TestBudgetReleaseOnce(t *testing.T) {
 
 func TestBudgetsGet(t *testing.T) {
 	s := NewBudgets()
-	a := s.Get("payments", config.RetryBudget{MinRetries: 1})
-	if s.Get("payments", config.RetryBudget{MinRetries: 1}) != a {
+	a := s.Get("payments", BudgetSettings{MinRetries: 1})
+	if s.Get("payments", BudgetSettings{MinRetries: 1}) != a {
 		t.Fatal("Get returned a new budget for the same dependency")
 	}
-	if s.Get("orders", config.RetryBudget{}) == a {
+	if s.Get("orders", BudgetSettings{}) == a {
 		t.Fatal("two dependencies share a budget")
 	}
 	if _, ok := a.TryRetry(); !ok {
@@ -148,7 +146,7 @@ func TestBudgetsGet(t *testing.T) {
 		t.Fatal("MinRetries 1 should allow only one retry at a time")
 	}
 	// A reloaded config applies to the same budget, retries in flight kept.
-	if s.Get("payments", config.RetryBudget{MinRetries: 2}) != a {
+	if s.Get("payments", BudgetSettings{MinRetries: 2}) != a {
 		t.Fatal("new settings replaced the budget")
 	}
 	if _, ok := a.TryRetry(); !ok {
@@ -162,7 +160,7 @@ func TestBudgetsGet(t *testing.T) {
 // Many goroutines retrying at once never hold more retries in flight than
 // the budget allows for the calls active then.
 func TestBudgetConcurrent(t *testing.T) {
-	b := NewBudget(config.RetryBudget{Ratio: 0.1, MinRetries: 2})
+	b := NewBudget(BudgetSettings{Ratio: 0.1, MinRetries: 2})
 	const callers = 100
 	ends := make([]func(), callers)
 	for i := range ends {

@@ -3,39 +3,42 @@ package retry
 import (
 	"math"
 	"time"
-
-	"github.com/toolgate/toolgate/config"
 )
 
-// Policy is a tool's retry policy. Every zero field means its default.
+// The defaults of a Policy's zero fields.
+const (
+	// DefaultMaxAttempts is Policy.MaxAttempts when zero.
+	DefaultMaxAttempts = 4
+	// DefaultBase is Policy.Base when zero.
+	DefaultBase = time.Second
+	// DefaultCap is Policy.Cap when zero.
+	DefaultCap = 30 * time.Second
+)
+
+// Policy is a tool's retry policy (the pipeline converts a tool's
+// retry keys into it). Every zero field means its default.
 type Policy struct {
 	// MaxAttempts counts the first attempt too. Default 4
-	// (config.DefaultMaxAttempts).
+	// (DefaultMaxAttempts).
 	MaxAttempts int
 	// Base is the wait after the first failed attempt, before jitter.
-	// Default 1s (config.DefaultRetryBase).
+	// Default 1s (DefaultBase).
 	Base time.Duration
 	// Cap bounds the exponential part of any one wait. Default 30s
-	// (config.DefaultRetryCap).
+	// (DefaultCap).
 	Cap time.Duration
-}
-
-// PolicyFrom turns a tool's retry config into a Policy with the defaults
-// filled in.
-func PolicyFrom(r config.Retry) Policy {
-	return Policy{MaxAttempts: r.MaxAttempts, Base: r.Base.D(), Cap: r.Cap.D()}.withDefaults()
 }
 
 // withDefaults replaces zero (or negative) fields with the defaults.
 func (p Policy) withDefaults() Policy {
 	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = config.DefaultMaxAttempts
+		p.MaxAttempts = DefaultMaxAttempts
 	}
 	if p.Base <= 0 {
-		p.Base = config.DefaultRetryBase
+		p.Base = DefaultBase
 	}
 	if p.Cap <= 0 {
-		p.Cap = config.DefaultRetryCap
+		p.Cap = DefaultCap
 	}
 	return p
 }

@@ -6,24 +6,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
-func TestPolicyFrom(t *testing.T) {
+// TestPolicyDefaults: a zero field of a Policy means its documented
+// default; a set field is kept.
+func TestPolicyDefaults(t *testing.T) {
 	tests := []struct {
 		name string
-		in   config.Retry
+		in   Policy
 		want Policy
 	}{
-		{"zero means defaults", config.Retry{}, Policy{MaxAttempts: 4, Base: time.Second, Cap: 30 * time.Second}},
-		{"set values kept", config.Retry{MaxAttempts: 2, Base: config.Duration(100 * time.Millisecond), Cap: config.Duration(time.Second)},
+		{"zero means defaults", Policy{}, Policy{MaxAttempts: 4, Base: time.Second, Cap: 30 * time.Second}},
+		{"negative means defaults", Policy{MaxAttempts: -1, Base: -1, Cap: -1}, Policy{MaxAttempts: DefaultMaxAttempts, Base: DefaultBase, Cap: DefaultCap}},
+		{"set values kept", Policy{MaxAttempts: 2, Base: 100 * time.Millisecond, Cap: time.Second},
 			Policy{MaxAttempts: 2, Base: 100 * time.Millisecond, Cap: time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := PolicyFrom(tt.in); got != tt.want {
-				t.Errorf("PolicyFrom = %+v, want %+v", got, tt.want)
+			if got := tt.in.withDefaults(); got != tt.want {
+				t.Errorf("withDefaults = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

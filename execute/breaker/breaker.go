@@ -4,17 +4,25 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
-// Settings configures a Breaker. Every zero value is a documented default.
+// The defaults of a Settings' zero fields.
+const (
+	// DefaultThreshold is Settings.Threshold when zero.
+	DefaultThreshold = 5
+	// DefaultCooldown is Settings.Cooldown when zero.
+	DefaultCooldown = 60 * time.Second
+)
+
+// Settings configures a Breaker (the pipeline converts a dependency's
+// breaker keys into it). Every zero value is a documented default.
 type Settings struct {
 	// Threshold is how many consecutive failures open the breaker.
-	// Default 5 (config.DefaultBreakerThreshold).
+	// Default 5 (DefaultThreshold).
 	Threshold int
 	// Cooldown is how long the breaker stays open before it lets one probe
-	// through. Default 60s (config.DefaultBreakerCooldown).
+	// through. Default 60s (DefaultCooldown).
 	Cooldown time.Duration
 	// Clock tells the time. Default clock.Real{}.
 	Clock clock.Clock
@@ -23,10 +31,10 @@ type Settings struct {
 // withDefaults fills in the zero values.
 func (s Settings) withDefaults() Settings {
 	if s.Threshold <= 0 {
-		s.Threshold = config.DefaultBreakerThreshold
+		s.Threshold = DefaultThreshold
 	}
 	if s.Cooldown <= 0 {
-		s.Cooldown = config.DefaultBreakerCooldown
+		s.Cooldown = DefaultCooldown
 	}
 	if s.Clock == nil {
 		s.Clock = clock.Real{}
@@ -95,7 +103,9 @@ func (o Outcome) String() string {
 }
 
 // Ticket is the permission Allow gives for one attempt. It must be passed to
-// Done exactly once. The zero Ticket is never valid: Done ignores it.
+// Done exactly once, in a defer, so that an attempt that panics still gives
+// back a half-open breaker's one probe. The zero Ticket is never valid: Done
+// ignores it.
 type Ticket struct {
 	generation uint64
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
@@ -280,12 +279,12 @@ func TestStrings(t *testing.T) {
 func TestSet(t *testing.T) {
 	clk := clock.NewFake(epoch)
 	s := NewSet(clk)
-	cfg := config.Breaker{Threshold: 2, Cooldown: config.Duration(30 * time.Second)}
+	cfg := Settings{Threshold: 2, Cooldown: 30 * time.Second}
 	payments := s.Get("payments", cfg)
 	if s.Get("payments", cfg) != payments {
 		t.Fatal("Get made a second breaker for the same dependency")
 	}
-	orders := s.Get("orders", config.Breaker{})
+	orders := s.Get("orders", Settings{})
 	for range 2 {
 		ticket, _ := payments.Allow()
 		payments.Done(ticket, Failure)
@@ -302,7 +301,7 @@ func TestSet(t *testing.T) {
 	}
 
 	// A reloaded config applies to the same breaker, state kept.
-	if s.Get("payments", config.Breaker{Threshold: 2, Cooldown: config.Duration(10 * time.Second)}) != payments {
+	if s.Get("payments", Settings{Threshold: 2, Cooldown: 10 * time.Second}) != payments {
 		t.Fatal("new settings replaced the breaker")
 	}
 	if got := payments.State(); got != HalfOpen {

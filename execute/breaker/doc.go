@@ -20,6 +20,11 @@
 //	if err != nil {
 //		return err // an *OpenError: circuit_open
 //	}
+//	outcome := breaker.Failure // what a panic in the attempt counts as
+//	defer func() { b.Done(ticket, outcome) }()
 //	resp, failure := executor.Do(ctx, attempt)
-//	b.Done(ticket, outcome) // Success, Failure or Ignore
+//	outcome = ... // Success, Failure or Ignore
+//
+// Give the ticket back in a defer, as above: a half-open breaker whose probe
+// never reports (its attempt panicked) refuses every attempt until it does.
 package breaker

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
 )
 
@@ -18,9 +17,10 @@ type Set struct {
 	breakers map[string]*setEntry
 }
 
-// setEntry remembers the config a breaker was made with.
+// setEntry remembers the settings a breaker was made with (without a clock:
+// the set's own is used).
 type setEntry struct {
-	cfg     config.Breaker
+	cfg     Settings
 	breaker *Breaker
 }
 
@@ -35,8 +35,10 @@ func NewSet(clk clock.Clock) *Set {
 
 // Get returns the breaker of the named dependency, creating it with st on
 // first use. When st differs from the settings the breaker has (a reloaded
-// config), the new settings apply and its state is kept.
-func (s *Set) Get(name string, st config.Breaker) *Breaker {
+// config), the new settings apply and its state is kept. st.Clock is
+// ignored: the set's breakers read the set's clock.
+func (s *Set) Get(name string, st Settings) *Breaker {
+	st.Clock = nil
 	s.mu.RLock()
 	entry, ok := s.breakers[name]
 	s.mu.RUnlock()
@@ -77,9 +79,10 @@ func (s *Set) Snapshots() []Snapshot {
 	return snapshots
 }
 
-// settings turns a dependency's breaker config into Settings.
-func (s *Set) settings(st config.Breaker) Settings {
-	return Settings{Threshold: st.Threshold, Cooldown: st.Cooldown.D(), Clock: s.clk}
+// settings is st on the set's clock.
+func (s *Set) settings(st Settings) Settings {
+	st.Clock = s.clk
+	return st
 }
 
 // Forget drops the named dependency's breaker: its next Get starts a fresh,

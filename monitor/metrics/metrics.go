@@ -1,4 +1,4 @@
-// Package metrics exposes toolgate's figures to Prometheus: a pipeline.Sink
+// Package metrics exposes toolgate's figures to Prometheus: a monitor.Sink
 // that counts calls, attempts, retries, replays and unknown outcomes per
 // tool and observes their durations; the state of each circuit breaker; the
 // store's commit latency (InstrumentStore); and the Go runtime and process
@@ -45,7 +45,6 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/monitor"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -70,7 +69,7 @@ type Config struct {
 }
 
 // Metrics holds toolgate's collectors on their own registry. It is a
-// pipeline.Sink and safe for concurrent use.
+// monitor.Sink and safe for concurrent use.
 type Metrics struct {
 	registry *prometheus.Registry
 
@@ -84,7 +83,7 @@ type Metrics struct {
 }
 
 var (
-	_ pipeline.Sink       = (*Metrics)(nil)
+	_ monitor.Sink        = (*Metrics)(nil)
 	_ monitor.AttemptSink = (*Metrics)(nil)
 )
 
@@ -144,7 +143,7 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
 }
 
-// Record counts one committed execution row. It implements pipeline.Sink.
+// Record counts one committed execution row. It implements monitor.Sink.
 func (m *Metrics) Record(row *types.Execution) {
 	tool := row.Tool
 	if row.Code == types.CodeUnknownTool || tool == "" {

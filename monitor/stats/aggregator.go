@@ -13,7 +13,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/internal/clock"
-	"github.com/toolgate/toolgate/pipeline"
+	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -65,7 +65,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Aggregator is a pipeline.Sink that keeps per-(tool, bucket) figures and
+// Aggregator is a monitor.Sink that keeps per-(tool, bucket) figures and
 // saves them to the store. It is safe for concurrent use. Open it with New
 // and end it with Close.
 type Aggregator struct {
@@ -87,7 +87,7 @@ type Aggregator struct {
 	closeOnce sync.Once
 }
 
-var _ pipeline.Sink = (*Aggregator)(nil)
+var _ monitor.Sink = (*Aggregator)(nil)
 
 // SetTools replaces the config that gives each tool's read timeout and
 // verify read (a reloaded config): the figures of every query from now on
@@ -188,7 +188,7 @@ func (a *Aggregator) bucketStart(t time.Time) time.Time { return t.Truncate(a.cf
 // Replica is the name of this aggregator's buckets in the store.
 func (a *Aggregator) Replica() string { return a.cfg.Replica }
 
-// Record counts one committed execution row. It implements pipeline.Sink.
+// Record counts one committed execution row. It implements monitor.Sink.
 // A row without FinishedAt is counted at the aggregator's now.
 func (a *Aggregator) Record(row *types.Execution) {
 	at := row.FinishedAt

@@ -6,7 +6,7 @@
 //
 // # Where the figures come from
 //
-// An Aggregator is a pipeline.Sink. Per (tool, time bucket of Config.Width,
+// An Aggregator is a monitor.Sink. Per (tool, time bucket of Config.Width,
 // default one minute) it keeps counters and a DDSketch of the latencies, and
 // it flushes those buckets to the store (store.SaveStats) every
 // Config.FlushInterval (default 10s), on Flush and on Close, under its

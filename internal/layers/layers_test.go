@@ -1,0 +1,142 @@
+package layers
+
+import (
+	"errors"
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const (
+	module = "github.com/toolgate/toolgate"
+	root   = "../.." // the module's directory, from this package's
+)
+
+// rules are the imports that must not come back: no package matching from
+// (a package path in the module, or one ending in /... for it and all below
+// it) may depend, directly or through others, on forbidden.
+var rules = []struct {
+	from, forbidden, why string
+}{
+	{"monitor/...", "pipeline", "the sinks implement monitor.Sink; the pipeline feeds them"},
+	{"execute/...", "retry", "the pipeline turns an execute.Failure into retry's input"},
+	{"retry", "config", "retry owns its settings and defaults; the pipeline converts config into them"},
+	{"execute/breaker", "config", "the breaker owns its settings and defaults; the pipeline converts config into them"},
+}
+
+// TestNoUpwardImports reads the imports of the module's packages from their
+// files (go/build, as go list does; reading them here, rather than running
+// go list, lets go test's cache see a changed import) and fails on every
+// forbidden dependency, with the chain of imports that leads to it.
+func TestNoUpwardImports(t *testing.T) {
+	g := &graph{imports: map[string][]string{}}
+	for _, r := range rules {
+		pkgs, err := g.expand(r.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pkgs) == 0 {
+			t.Errorf("rule %s -> %s matched no package: the package moved; fix the rule", r.from, r.forbidden)
+		}
+		for _, pkg := range pkgs {
+			chain, err := g.path(pkg, r.forbidden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chain != nil {
+				t.Errorf("%s depends on %s (%s): %s", pkg, r.forbidden, strings.Join(chain, " -> "), r.why)
+			}
+		}
+	}
+}
+
+// graph is the module's import graph, read as needed. Packages are named by
+// their path inside the module ("pipeline", "execute/breaker").
+type graph struct {
+	imports map[string][]string // the module's packages each imports
+}
+
+// direct is the module packages pkg imports (its non-test files).
+func (g *graph) direct(pkg string) ([]string, error) {
+	if imps, ok := g.imports[pkg]; ok {
+		return imps, nil
+	}
+	p, err := build.ImportDir(filepath.Join(root, filepath.FromSlash(pkg)), 0)
+	if err != nil {
+		return nil, err
+	}
+	var imps []string
+	for _, imp := range p.Imports {
+		if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+			imps = append(imps, rel)
+		}
+	}
+	g.imports[pkg] = imps
+	return imps, nil
+}
+
+// path is the chain of imports from pkg to forbidden, or nil if pkg does
+// not depend on it.
+func (g *graph) path(pkg, forbidden string) ([]string, error) {
+	from := map[string]string{pkg: ""}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		imps, err := g.direct(cur)
+		if err != nil {
+			return nil, err
+		}
+		for _, imp := range imps {
+			if _, ok := from[imp]; ok {
+				continue
+			}
+			from[imp] = cur
+			if imp == forbidden {
+				chain := []string{imp}
+				for at := cur; at != ""; at = from[at] {
+					chain = append(chain, at)
+				}
+				slices.Reverse(chain)
+				return chain, nil
+			}
+			queue = append(queue, imp)
+		}
+	}
+	return nil, nil
+}
+
+// expand lists the packages a rule's from names: the package itself, or for
+// a pattern ending in /... every package in and below the directory.
+func (g *graph) expand(pattern string) ([]string, error) {
+	base, all := strings.CutSuffix(pattern, "/...")
+	if !all {
+		return []string{base}, nil
+	}
+	var pkgs []string
+	err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(base)), func(dir string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+			return filepath.SkipDir
+		}
+		if _, err := build.ImportDir(dir, 0); err != nil {
+			var none *build.NoGoError
+			if errors.As(err, &none) {
+				return nil
+			}
+			return err
+		}
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			return err
+		}
+		pkgs = append(pkgs, filepath.ToSlash(rel))
+		return nil
+	})
+	return pkgs, err
+}
