@@ -207,7 +207,9 @@ func kinIsObject(s *openapi3.Schema) bool {
 }
 
 // kinOutput: the first 2xx response (in code order) with a JSON schema
-// decides; toolgate keeps it as the output schema when it is an object.
+// decides. toolgate keeps it as the output schema only when it is an
+// object (a tool's answer is an object), so that is what is compared:
+// true when there is a 2xx JSON response schema and it is an object.
 func kinOutput(op *openapi3.Operation) bool {
 	if op.Responses == nil {
 		return false
@@ -235,6 +237,7 @@ func toolgateFacts(t *testing.T, path string) map[string]opFacts {
 	t.Helper()
 	doc := load(t, path)
 	out := map[string]opFacts{}
+	requiredInBody := map[string][]string{} // the body properties the input schema requires
 	for _, it := range doc.Tools {
 		var f opFacts
 		key := it.Request.Method + " " + it.Request.Path
@@ -253,21 +256,40 @@ func toolgateFacts(t *testing.T, path string) map[string]opFacts {
 			default:
 				f.body, f.bodyRequired = "object", p.Required
 				f.bodyProps = append(f.bodyProps, p.Name)
+				if required[arg] {
+					requiredInBody[key] = append(requiredInBody[key], p.Name)
+				}
 			}
 		}
 		slices.Sort(f.params)
 		slices.Sort(f.bodyProps)
+		slices.Sort(requiredInBody[key])
 		f.output = it.OutputSchema != nil
 		out[key] = f
 	}
 	// An optional body's required list is not in the input schema (none of
 	// its properties is a required argument), so it is read before that
 	// step: the body schema as config/openapi resolves and converts it.
+	// The input schema must then require exactly those of its properties
+	// when the body is required, and none when it is not.
 	for key, req := range toolgateBodyRequired(t, path) {
-		if f, ok := out[key]; ok && f.body == "object" {
-			f.bodyReq = req
-			out[key] = f
+		f, ok := out[key]
+		if !ok || f.body != "object" {
+			continue
 		}
+		f.bodyReq = req
+		var want []string
+		if f.bodyRequired {
+			for _, name := range req {
+				if slices.Contains(f.bodyProps, name) {
+					want = append(want, name)
+				}
+			}
+		}
+		if !slices.Equal(requiredInBody[key], want) {
+			f.bodyReq = append(slices.Clone(req), fmt.Sprintf("but the input schema requires %q", requiredInBody[key]))
+		}
+		out[key] = f
 	}
 	return withSkipped(t, out, doc.Report.Skipped)
 }
