@@ -132,8 +132,9 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 	var problems []*Problem
 	add := func(ps ...*Problem) { problems = append(problems, ps...) }
 	add(v.resolveCatalogues(cfg)...)
+	schemas := newSchemaCache()
 	for _, name := range v.names {
-		c, ps := compileTool(cfg, env, name, cfg.Tools[name])
+		c, ps := compileTool(cfg, env, schemas, name, cfg.Tools[name])
 		add(ps...)
 		if c != nil {
 			v.tools[name] = c
@@ -185,7 +186,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 }
 
 // compileTool compiles everything of one tool except its lookups.
-func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.Tool) (*Compiled, []*Problem) {
+func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name string, spec *config.Tool) (*Compiled, []*Problem) {
 	if spec == nil {
 		return nil, []*Problem{{name, "", "is empty; a tool needs at least a description and an input_schema"}}
 	}
@@ -201,14 +202,14 @@ func compileTool(cfg *config.Config, env *expr.Env, name string, spec *config.To
 		c.Effect = types.EffectWrite
 	}
 
-	args, ps := compileSchema(name, spec.InputSchema)
+	args, ps := compileSchema(schemas, name, spec.InputSchema)
 	problems = append(problems, ps...)
 	if args != nil {
 		c.args = args
 		c.Required = args.required
 		c.Properties = args.props
 	}
-	out, ps := compileOutput(name, spec.OutputSchema)
+	out, ps := compileOutput(schemas, name, spec.OutputSchema)
 	problems = append(problems, ps...)
 	c.output = out
 	// knownArg reports whether a template or path may use an argument; it

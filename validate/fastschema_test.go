@@ -29,7 +29,7 @@ var flatSchema = map[string]any{
 // decides the common valid arguments itself, and never calls valid what the
 // jsonschema validator refuses.
 func TestFastSchemaAgrees(t *testing.T) {
-	as, problems := compileSchema("refund", flatSchema)
+	as, problems := compileSchema(nil, "refund", flatSchema)
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
@@ -93,7 +93,7 @@ func TestFastSchemaAgrees(t *testing.T) {
 		"ref":           {"type": "object", "$defs": map[string]any{"id": map[string]any{"type": "string"}}, "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/id"}}},
 		"old draft":     {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
 	} {
-		as, problems := compileSchema("t", schema)
+		as, problems := compileSchema(nil, "t", schema)
 		if len(problems) > 0 {
 			t.Fatalf("%s: %v", name, problems)
 		}
@@ -106,7 +106,7 @@ func TestFastSchemaAgrees(t *testing.T) {
 // FuzzFastSchema: whatever the fast path calls valid, the validator
 // accepts.
 func FuzzFastSchema(f *testing.F) {
-	as, problems := compileSchema("refund", flatSchema)
+	as, problems := compileSchema(nil, "refund", flatSchema)
 	if len(problems) > 0 || as.fast == nil {
 		f.Fatal(problems)
 	}

@@ -3,8 +3,8 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -17,8 +17,9 @@ type outputSchema struct {
 }
 
 // compileOutput compiles a tool's output_schema (JSON Schema 2020-12, the
-// same dialect and rules as input_schema). A nil schema checks nothing.
-func compileOutput(tool string, raw map[string]any) (*outputSchema, []*Problem) {
+// same dialect and rules as input_schema). A nil schema checks nothing;
+// sc shares the compiled schema with the tools that have the same one.
+func compileOutput(sc *schemaCache, tool string, raw map[string]any) (*outputSchema, []*Problem) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -27,19 +28,11 @@ func compileOutput(tool string, raw map[string]any) (*outputSchema, []*Problem) 
 	if err != nil {
 		return nil, bad("cannot be written as JSON: " + err.Error())
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
+	sch, err := sc.compile(tool, "output_schema", b)
+	var re *readError
+	if errors.As(err, &re) {
 		return nil, bad("cannot be read as JSON: " + err.Error())
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	loc := "https://toolgate.invalid/tools/" + url.PathEscape(tool) + "/output_schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, bad(schemaErrorText(err))
-	}
-	sch, err := c.Compile(loc)
 	if err != nil {
 		return nil, bad(schemaErrorText(err))
 	}

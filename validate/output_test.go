@@ -9,7 +9,7 @@ import (
 func TestCheckOutput(t *testing.T) {
 	schema := map[string]any{"type": "object", "required": []any{"refund_id"},
 		"properties": map[string]any{"refund_id": map[string]any{"type": "string"}, "amount_paise": map[string]any{"type": "integer"}}}
-	out, problems := compileOutput("issue_refund", schema)
+	out, problems := compileOutput(nil, "issue_refund", schema)
 	if len(problems) > 0 {
 		t.Fatal(problems[0].Error())
 	}
@@ -36,7 +36,7 @@ func TestCheckOutput(t *testing.T) {
 	if err := (&Compiled{}).CheckOutput(json.RawMessage(`"anything"`)); err != nil {
 		t.Errorf("a tool without output_schema refused an answer: %v", err)
 	}
-	if _, problems := compileOutput("t", map[string]any{"type": "objekt"}); len(problems) != 1 || problems[0].Key != "output_schema" {
+	if _, problems := compileOutput(nil, "t", map[string]any{"type": "objekt"}); len(problems) != 1 || problems[0].Key != "output_schema" {
 		t.Errorf("an invalid output_schema gave problems %v, want one on output_schema", problems)
 	}
 }

@@ -1,11 +1,9 @@
 package validate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -53,7 +51,8 @@ func (refuseLoader) Load(u string) (any, error) {
 
 // compileSchema compiles a tool's input schema (JSON Schema 2020-12, with
 // format assertions on). A nil schema means the tool takes no arguments.
-func compileSchema(tool string, raw map[string]any) (*argSchema, []*Problem) {
+// sc shares the compiled schema with the tools that have the same one.
+func compileSchema(sc *schemaCache, tool string, raw map[string]any) (*argSchema, []*Problem) {
 	if raw == nil {
 		raw = map[string]any{"type": "object"}
 	}
@@ -61,19 +60,11 @@ func compileSchema(tool string, raw map[string]any) (*argSchema, []*Problem) {
 	if err != nil {
 		return nil, []*Problem{{tool, "input_schema", "cannot be written as JSON: " + err.Error()}}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
+	sch, err := sc.compile(tool, "input_schema", b)
+	var re *readError
+	if errors.As(err, &re) {
 		return nil, []*Problem{{tool, "input_schema", "cannot be read as JSON: " + err.Error()}}
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	loc := "https://toolgate.invalid/tools/" + url.PathEscape(tool) + "/input_schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, []*Problem{{tool, "input_schema", schemaErrorText(err)}}
-	}
-	sch, err := c.Compile(loc)
 	if err != nil {
 		return nil, []*Problem{{tool, "input_schema", schemaErrorText(err)}}
 	}
