@@ -1,5 +1,5 @@
-# make test: installs or starts what the tests need, then vet and every test
-# with the race detector.
+# make test: installs or starts what the tests need, then lint (gofmt, go mod
+# tidy, staticcheck), vet and every test with the race detector.
 #   - scripts/ensure-tools.sh installs what is missing (Chromium for the
 #     dashboard test; as root on Debian, via apt-get; the reference MCP
 #     servers and GitHub's OpenAPI description from npm into .cache/npm,
@@ -9,9 +9,17 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test vet unit deps build demo bench fmt
+.PHONY: test vet lint unit deps build demo bench fmt
 
-test: deps vet unit
+test: deps lint vet unit
+
+# lint: gofmt, a tidy go.mod, and staticcheck (fetched through the Go module
+# proxy at a pinned version): each fails the build on any finding.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l finds unformatted files:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) ./...
 
 deps:
 	@bash scripts/ensure-tools.sh

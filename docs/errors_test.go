@@ -2,7 +2,6 @@ package docs
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"path/filepath"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/docgen"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -18,16 +18,14 @@ import (
 func codes(t *testing.T) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, "../types", nil, 0)
+	files, err := docgen.ParseFiles(fset, "../types", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, pkg := range pkgs {
-		for name, f := range pkg.Files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
+	{
+		for _, f := range files {
+			name := fset.File(f.Pos()).Name()
 			for _, decl := range f.Decls {
 				gd, ok := decl.(*ast.GenDecl)
 				if !ok || gd.Tok != token.CONST {

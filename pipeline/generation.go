@@ -7,10 +7,9 @@ import (
 	"github.com/toolgate/toolgate/validate"
 )
 
-// cfg and val are the configuration new calls are admitted under, for the
+// val is the compiled configuration new calls are admitted under, for the
 // paths that have no call of their own (exports, what-if). A call uses its
 // flight's cfg, the one it was admitted under.
-func (p *Pipeline) cfg() *config.Config      { return p.cur.Load().tools }
 func (p *Pipeline) val() *validate.Validator { return p.cur.Load().validator }
 
 // SetTools compiles cfg (normalized) and makes it the pipeline's tools for

@@ -12,7 +12,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -48,20 +47,39 @@ func (p Problem) Error() string {
 	return fmt.Sprintf("config key %s (field %s in %s) has no doc comment: write one above the field (what it does, then \"Default X.\" or \"Required.\"), then run `go generate ./config`", p.Key, p.Field, p.File)
 }
 
+// ParseFiles parses the Go files of dir but its tests, in name order.
+func ParseFiles(fset *token.FileSet, dir string, mode parser.Mode) ([]*ast.File, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, mode)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 // ConfigKeys parses the Go package in dir (the config package) and returns
 // every key reachable from its Config struct, in file order, and a problem
 // for each field without a doc comment.
 func ConfigKeys(dir string) ([]Key, []Problem, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	files, err := ParseFiles(fset, dir, parser.ParseComments)
 	if err != nil {
 		return nil, nil, err
 	}
 	w := &walker{fset: fset, structs: map[string]*ast.StructType{}, typeDocs: map[string]string{}}
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
+	{
+		for _, f := range files {
 			for _, decl := range f.Decls {
 				gd, ok := decl.(*ast.GenDecl)
 				if !ok || gd.Tok != token.TYPE {

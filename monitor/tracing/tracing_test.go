@@ -86,7 +86,7 @@ func TestRetriedCallIsOneSpanWithAChildPerAttempt(t *testing.T) {
 	}
 	attrs := map[attribute.Key]string{}
 	for _, kv := range parent.Attributes {
-		attrs[kv.Key] = kv.Value.Emit()
+		attrs[kv.Key] = kv.Value.String()
 	}
 	for k, v := range map[attribute.Key]string{
 		"gen_ai.operation.name": "execute_tool",
