@@ -225,7 +225,7 @@ func TestReloadKeepsBreakersOfUnchangedDependencies(t *testing.T) {
 		t.Fatal("a dead dependency answered")
 	}
 	state := func() string {
-		for _, s := range gw.Pipeline().Breakers() {
+		for _, s := range gw.Breakers() {
 			if s.Name == "dead" {
 				return s.State.String()
 			}

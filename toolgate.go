@@ -31,7 +31,6 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/state"
@@ -77,13 +76,14 @@ type Options struct {
 	StoreFromConfig bool
 	// Executor replaces how attempts are made (tests, custom transports).
 	Executor execute.Executor
-	// Clock and Rand replace time and jitter (tests).
-	Clock clock.Clock
-	Rand  clock.Rand
+	// Clock and Rand replace time and jitter (tests). Default: the wall
+	// clock and a runtime-seeded source.
+	Clock Clock
+	Rand  Rand
 	// Logger gets one line per call. Default slog.Default().
 	Logger *slog.Logger
 	// Sinks see every committed execution row.
-	Sinks []pipeline.Sink
+	Sinks []Sink
 	// Owner names this process in the ledger's leases.
 	Owner string
 	// Tracer makes the call and attempt spans. Default: the global
@@ -199,7 +199,11 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// Pipeline is the gateway's call path (for the server and MCP layers).
+// Pipeline is the gateway's call path, for the tests of the pipeline
+// package that drive a Gateway's pipeline directly.
+//
+// Deprecated: the edges use the Gateway's own methods (Do, DoRun, Now,
+// Breakers, Reconcile, ...); nothing outside tests may call Pipeline.
 func (g *Gateway) Pipeline() *pipeline.Pipeline { return g.pipeline }
 
 // Store is the gateway's store.

@@ -27,7 +27,6 @@ import (
 	"github.com/toolgate/toolgate/dashboard"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/monitor/stats"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
@@ -84,7 +83,7 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 		t.Fatal(err)
 	}
 	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Store: st, Clock: clk,
-		Sinks: []pipeline.Sink{agg}, Logger: slog.New(slog.DiscardHandler)})
+		Sinks: []toolgate.Sink{agg}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func stack(t *testing.T) (*httptest.Server, *toolgate.Gateway) {
 		{Pattern: "GET /{$}", Handler: page, Public: true},
 		{Pattern: "GET /assets/", Handler: page, Public: true},
 		{Pattern: "GET /favicon.ico", Handler: page, Public: true},
-		{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Pipeline().Breakers)},
+		{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Breakers)},
 		{Pattern: "GET /v1/stats", Handler: http.HandlerFunc(agg.ServeStats)},
 		{Pattern: "GET /v1/stats/series", Handler: http.HandlerFunc(agg.ServeSeries)},
 		{Pattern: "GET /v1/alerts", Handler: http.HandlerFunc(agg.ServeAlerts)},

@@ -22,7 +22,7 @@ type ApprovalDocument struct {
 }
 
 func (s *Server) approvalDoc(a *store.Approval) ApprovalDocument {
-	return ApprovalDocument{Approval: *a, Expired: !s.gw.Pipeline().Now().Before(a.ExpiresAt)}
+	return ApprovalDocument{Approval: *a, Expired: !s.gw.Now().Before(a.ExpiresAt)}
 }
 
 // sees reports whether the caller may see an approval: approvers see all,

@@ -46,7 +46,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 	call.RunID = run.ID // the stored, scoped id
 	s.extendWriteDeadline(w, call.Tool)
 	// The call's span is the child of the caller's traceparent, if any.
-	res, err := s.gw.Pipeline().CallRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
+	res, err := s.gw.DoRun(tracectx.FromHeader(r.Context(), r.Header), call, run)
 	if err != nil {
 		e := storeError(err)
 		if e.code == types.CodeNotFound {

@@ -78,7 +78,7 @@ func TestApprovalsOfHiddenToolsAreNotShown(t *testing.T) {
 	b := setup(t, setupOpts{config: func(c *config.Config) { c.Auth.Keys[0].Tools = []string{"echo"} }})
 	run := b.startRun(alphaKey, `{"principal":{"id":"cust_1"}}`)
 	as := b.gw.Store().(store.ApprovalStore)
-	now := b.gw.Pipeline().Now()
+	now := b.gw.Now()
 	for _, a := range []store.Approval{
 		{ID: "apr_visible", Tool: "echo", RunID: types.ScopedRunID("alpha", run)},
 		{ID: "apr_hidden", Tool: "hold", RunID: types.ScopedRunID("alpha", run)},

@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/toolgate/toolgate/pipeline"
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -46,7 +46,7 @@ func noSuchRun(id string) *apiError {
 // is closed or unreachable, 404 for an unknown run, else 500.
 func storeError(err error) *apiError {
 	switch {
-	case errors.Is(err, pipeline.ErrUnknownRun), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, toolgate.ErrUnknownRun), errors.Is(err, store.ErrNotFound):
 		return &apiError{status: http.StatusNotFound, code: types.CodeNotFound, message: "the run does not exist", cause: err}
 	case errors.Is(err, store.ErrClosed):
 		return &apiError{status: http.StatusServiceUnavailable, code: types.CodeUnavailable,

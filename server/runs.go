@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -109,7 +108,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	opts.Owner = KeyName(r.Context())
 	public := opts.ID
 	if public == "" {
-		public = pipeline.NewRunID()
+		public = toolgate.NewRunID()
 	}
 	opts.ID = types.ScopedRunID(opts.Owner, public)
 	run, err := s.gw.StartRun(r.Context(), *opts)

@@ -17,7 +17,7 @@ func init() {
 			{Pattern: "GET /{$}", Handler: page, Public: true},
 			{Pattern: "GET /assets/", Handler: page, Public: true},
 			{Pattern: "GET /favicon.ico", Handler: page, Public: true},
-			{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Pipeline().Breakers)},
+			{Pattern: "GET /v1/breakers", Handler: dashboard.Breakers(gw.Breakers)},
 		}, nil, nil
 	}})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/mcpserver"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
 )
 
@@ -63,7 +62,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	defer tel.close(context.WithoutCancel(ctx), logger)
 	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: tel.store, Owner: tel.owner, Logger: logger,
-		Sinks: []pipeline.Sink{tel.agg}, Tracer: tel.tracer})
+		Sinks: []toolgate.Sink{tel.agg}, Tracer: tel.tracer})
 	if err != nil {
 		return err
 	}

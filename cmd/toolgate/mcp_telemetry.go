@@ -8,11 +8,11 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/monitor/tracing"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/store"
 )
 
@@ -33,7 +33,7 @@ type mcpTelemetry struct {
 }
 
 func openMCPTelemetry(ctx context.Context, cfg *config.Config, stderr io.Writer, log *slog.Logger) (*mcpTelemetry, error) {
-	t := &mcpTelemetry{owner: pipeline.DefaultOwner()}
+	t := &mcpTelemetry{owner: toolgate.DefaultOwner()}
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: t.owner, Recover: true})
 	if err != nil {
 		return nil, err

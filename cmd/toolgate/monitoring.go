@@ -14,7 +14,6 @@ import (
 	"github.com/toolgate/toolgate/monitor/metrics"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/monitor/tracing"
-	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store"
 )
@@ -40,7 +39,7 @@ func (m *monitoring) breakers() []breaker.Snapshot {
 	if m.gw == nil {
 		return nil
 	}
-	return m.gw.Pipeline().Breakers()
+	return m.gw.Breakers()
 }
 
 // tools is the gateway's current tools (with those imported from MCP
@@ -53,7 +52,7 @@ func (m *monitoring) tools() *config.Config {
 }
 
 func (m *monitoring) before(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error {
-	m.owner = pipeline.DefaultOwner()
+	m.owner = toolgate.DefaultOwner()
 	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas})
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: m.owner, Recover: true})
 	if err != nil {

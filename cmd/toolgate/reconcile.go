@@ -28,7 +28,7 @@ func runReconcile(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer gw.Close()
-	settled, err := gw.Pipeline().Reconcile(ctx, *limit)
+	settled, err := gw.Reconcile(ctx, *limit)
 	if err != nil {
 		return err
 	}
