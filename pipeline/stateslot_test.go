@@ -259,6 +259,7 @@ func TestUpdatersShareTheSlot(t *testing.T) {
 		return map[string]any{"refund_id": "rf_j"}, nil
 	}, nil).Tools["issue_refund"]
 	gw := openLimitGateway(t, cfg, memory.NewWithClock(clk.Now), clk)
+	//lint:ignore SA1019 the compiled tool's slots are the pipeline's; no Gateway method shows them
 	if c, _ := gw.Pipeline().Validator().Tool("issue_refund"); !c.StateWriter || c.StateReader {
 		t.Fatalf("issue_refund without rules: writer %v reader %v", c.StateWriter, c.StateReader)
 	}
@@ -326,7 +327,7 @@ func TestJudgedAgainUnderTheSlot(t *testing.T) {
 			// Judged against the stale run (refunded 0), 200000 passes; under
 			// the slot, against 400000, it does not.
 			call := &types.Call{RunID: run.ID, Tool: "issue_refund", Args: json.RawMessage(`{"order_id":"ORD-2","amount_paise":200000}`), CallID: "c2"}
-			res, err := gw.Pipeline().CallRun(context.Background(), call, stale)
+			res, err := gw.DoRun(context.Background(), call, stale)
 			if err != nil {
 				t.Fatal(err)
 			}
