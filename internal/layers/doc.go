@@ -1,5 +1,7 @@
-// Package layers holds no code: its test checks, with go list, that the
-// stages do not import the packages above them (the pipeline, another
-// stage's package, the config file's package), so that such an import, once
-// removed, cannot come back unnoticed.
+// Package layers holds no code: its tests check, with go/build and go/ast,
+// that the stages do not import the packages above them (the pipeline,
+// another stage's package, the config file's package) and that the edges
+// (server, mcpserver, dashboard, cmd) neither import the pipeline nor call
+// the Gateway's deprecated Pipeline() escape hatch, so that such an import
+// or call, once removed, cannot come back unnoticed.
 package layers
