@@ -7,6 +7,7 @@ import (
 	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/pipeline"
+	"github.com/toolgate/toolgate/types"
 )
 
 // The Gateway's answers to the edges (the server, the MCP endpoint, the
@@ -59,3 +60,8 @@ func (g *Gateway) Breakers() []BreakerSnapshot { return g.pipeline.Breakers() }
 func (g *Gateway) Reconcile(ctx context.Context, limit int) ([]Settled, error) {
 	return g.pipeline.Reconcile(ctx, limit)
 }
+
+// ParsePrincipal reads a principal document strictly: a JSON object with id
+// (required), permissions, limits (numbers, kept exact) and attrs; any other
+// field, or one of the wrong JSON kind, is an error naming it.
+func ParsePrincipal(raw []byte) (Principal, error) { return types.ParsePrincipal(raw) }

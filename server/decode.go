@@ -466,25 +466,7 @@ func refuseUnknown(noun, where string, names, valid []string) *apiError {
 }
 
 // kindOf names the JSON kind of a raw value with its article.
-func kindOf(raw json.RawMessage) string {
-	b := bytes.TrimSpace(raw)
-	if len(b) == 0 {
-		return "nothing"
-	}
-	switch b[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
+func kindOf(raw json.RawMessage) string { return types.JSONKind(raw) }
 
 func kindOfToken(tok json.Token) string {
 	switch t := tok.(type) {
@@ -523,46 +505,4 @@ func countField(m member) (int64, *apiError) {
 		return 0, badRequest("%q must be a whole number of 0 or more, got %s", m.name, clip(string(bytes.TrimSpace(m.value))))
 	}
 	return n, nil
-}
-
-// strict decodes raw into v, refusing unknown fields and keeping numbers
-// exact. what names the value in messages ("principal"); valid lists its
-// fields for the message about an unknown one.
-func strict(raw json.RawMessage, v any, what string, valid ...string) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := what
-			if te.Field != "" {
-				field += "." + te.Field
-			}
-			return fmt.Errorf("%s must be %s, got a JSON %s", field, goKind(te.Type.Kind().String()), te.Value)
-		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if name, ok := strings.CutPrefix(msg, "unknown field "); ok {
-			return fmt.Errorf("%s has no field %s; valid: %s", what, name, strings.Join(valid, ", "))
-		}
-		if strings.Contains(msg, "into Number") {
-			return fmt.Errorf("%s: a value that must be a number is not one (%s)", what, msg)
-		}
-		return fmt.Errorf("%s: %s", what, msg)
-	}
-	return nil
-}
-
-func goKind(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	case "bool":
-		return "a boolean"
-	}
-	return "a number"
 }

@@ -151,7 +151,7 @@ func decodeRun(body []byte, maxDepth int) (*toolgate.RunOptions, *apiError) {
 				return nil, badRequest(`"run_id" %q is not a valid run id: use 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit (or leave it out for a fresh one)`, clip(opts.ID))
 			}
 		case "principal":
-			p, err := DecodePrincipal(m.value)
+			p, err := types.ParsePrincipal(m.value)
 			if err != nil {
 				return nil, badRequest("%v", err)
 			}
@@ -195,24 +195,6 @@ func (s *Server) principalOf(r *http.Request, opts *toolgate.RunOptions) *apiErr
 	}
 	opts.Principal = p
 	return nil
-}
-
-// DecodePrincipal reads a principal strictly: a JSON object with id
-// (required), permissions, limits (numbers, kept exact) and attrs; any
-// other field is an error naming it. The server and `toolgate call` read
-// principals with it.
-func DecodePrincipal(raw []byte) (types.Principal, error) {
-	var p types.Principal
-	if kindOf(raw) != "an object" {
-		return p, fmt.Errorf(`"principal" must be a JSON object such as {"id": "cust_42"}, got %s`, kindOf(raw))
-	}
-	if err := strict(raw, &p, "principal", "id", "permissions", "limits", "attrs"); err != nil {
-		return p, err
-	}
-	if p.ID == "" {
-		return p, errors.New(`principal.id is required: who the run acts for (a customer or user id)`)
-	}
-	return p, nil
 }
 
 // ownedRun returns the run when it exists and the caller's key owns it;

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/server"
 )
 
 func init() {
@@ -53,7 +52,7 @@ toolgate call --run run_8c1f --tool get_order --args '{"order_id":"ORD-4471"}'`)
 	var p toolgate.Principal
 	if *principal != "" {
 		var err error
-		if p, err = server.DecodePrincipal([]byte(*principal)); err != nil {
+		if p, err = toolgate.ParsePrincipal([]byte(*principal)); err != nil {
 			return fmt.Errorf("%w: --principal: %v", errUsage, err)
 		}
 	}
