@@ -5,36 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 )
-
-// userClock is a clock as a library user writes one, with nothing from
-// toolgate's internal packages: it stands still until moved.
-type userClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *userClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *userClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	return nil
-}
 
 // echoConfig is one read tool that answers its arguments.
 func echoConfig() *config.Config {
@@ -64,7 +40,7 @@ func openEdgeGateway(t *testing.T, clk toolgate.Clock) *toolgate.Gateway {
 // gateway's Now, the run's timestamps and the execution row follow it.
 func TestOptionsClockFromOutside(t *testing.T) {
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	clk := &userClock{now: at}
+	clk := &stillClock{now: at}
 	gw := openEdgeGateway(t, clk)
 	if got := gw.Now(); !got.Equal(at) {
 		t.Fatalf("gw.Now() = %v, want the injected clock's %v", got, at)
@@ -77,9 +53,7 @@ func TestOptionsClockFromOutside(t *testing.T) {
 	if !run.CreatedAt.Equal(at) {
 		t.Fatalf("run created at %v, want %v", run.CreatedAt, at)
 	}
-	clk.mu.Lock()
-	clk.now = at.Add(time.Hour)
-	clk.mu.Unlock()
+	clk.Advance(time.Hour)
 	if res, err := gw.Call(ctx, run.ID, "echo", map[string]any{"n": 1}); err != nil || !res.OK {
 		t.Fatalf("call: %v %+v", err, res)
 	}
