@@ -47,7 +47,6 @@ var pending = []string{
 	"config/load.go:Config.Normalize",
 	"config/load.go:Tool.normalize",
 	"execute/placed.go:buildPlacedRequest",
-	"server/decode.go",
 	"store/postgres/limits.go:Store.Admit",
 	"store/postgres/liveness.go",
 	"store/sqlite/commit.go:Store.Commit",
