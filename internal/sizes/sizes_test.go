@@ -48,10 +48,8 @@ var pending = []string{
 	"config/load.go:Tool.normalize",
 	"execute/placed.go:buildPlacedRequest",
 	"store/postgres/limits.go:Store.Admit",
-	"store/postgres/liveness.go",
 	"store/sqlite/commit.go:Store.Commit",
 	"store/sqlite/limits.go:Store.Admit",
-	"store/storetest/limits.go",
 	"validate/compile.go:compileTool",
 }
 
