@@ -48,8 +48,6 @@ var pending = []string{
 	"config/load.go:Tool.normalize",
 	"execute/placed.go:buildPlacedRequest",
 	"store/postgres/limits.go:Store.Admit",
-	"store/sqlite/commit.go:Store.Commit",
-	"store/sqlite/limits.go:Store.Admit",
 	"validate/compile.go:compileTool",
 }
 
