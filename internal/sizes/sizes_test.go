@@ -47,7 +47,6 @@ var pending = []string{
 	"config/load.go:Config.Normalize",
 	"config/load.go:Tool.normalize",
 	"execute/placed.go:buildPlacedRequest",
-	"store/postgres/limits.go:Store.Admit",
 	"validate/compile.go:compileTool",
 }
 
