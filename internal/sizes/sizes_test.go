@@ -46,7 +46,6 @@ var pending = []string{
 	"cmd/toolgate-bench/report.go:runReport",
 	"config/load.go:Config.Normalize",
 	"config/load.go:Tool.normalize",
-	"execute/placed.go:buildPlacedRequest",
 	"validate/compile.go:compileTool",
 }
 
