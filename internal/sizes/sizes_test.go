@@ -42,8 +42,6 @@ var pending = []string{
 	"bench/soak/provider.go:Provider.refund",
 	"bench/soak/report.go:ToolgateFigures.settle",
 	"bench/soak/soak.go:runToolgate",
-	"cmd/toolgate/executions.go:runExecutions",
-	"cmd/toolgate-bench/report.go:runReport",
 	"config/load.go:Config.Normalize",
 	"config/load.go:Tool.normalize",
 	"validate/compile.go:compileTool",
