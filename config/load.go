@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 )
@@ -112,19 +111,7 @@ func (c *Config) Normalize() error {
 	if c.Store == "" {
 		c.Store = DefaultStore
 	}
-	switch {
-	case c.Store == "memory":
-	case strings.HasPrefix(c.Store, "sqlite:"):
-		p := strings.TrimPrefix(c.Store, "sqlite:")
-		if p == "" {
-			bad("store", "sqlite: needs a file path (sqlite:toolgate.db)")
-		} else if !filepath.IsAbs(p) && c.Path != "" && p != ":memory:" {
-			c.Store = "sqlite:" + filepath.Join(filepath.Dir(c.Path), p)
-		}
-	case strings.HasPrefix(c.Store, "postgres://"), strings.HasPrefix(c.Store, "postgresql://"):
-	default:
-		bad("store", "%q is not a store: use sqlite:PATH, postgres://user@host/db or memory", c.Store)
-	}
+	c.normalizeStore(bad)
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = Duration(DefaultApprovalTTL)
 	}
@@ -141,59 +128,12 @@ func (c *Config) Normalize() error {
 	for _, e := range c.Telemetry.normalize() {
 		bad(e.Key, "%s", e.Why)
 	}
-	names := map[string]bool{}
-	for i, k := range c.Auth.Keys {
-		key := fmt.Sprintf("auth.keys[%d]", i)
-		if k.Name == "" {
-			bad(key+".name", "every key needs a name (it owns the runs it creates)")
-		} else if names[k.Name] {
-			bad(key+".name", "name %q is used twice", k.Name)
-		}
-		names[k.Name] = true
-		if len(k.Key) < 16 {
-			bad(key+".key", "a key must be at least 16 characters (got %d)", len(k.Key))
-		}
-	}
+	c.checkKeys(bad)
 	if c.Dependencies == nil {
 		c.Dependencies = map[string]*Dependency{}
 	}
 	for _, name := range sortedKeys(c.Dependencies) {
-		d := c.Dependencies[name]
-		key := "dependencies." + name
-		if d == nil {
-			bad(key, "empty dependency")
-			continue
-		}
-		d.Name = name
-		if d.MCP != nil {
-			for _, e := range d.MCP.normalize(c.dir()) {
-				bad(key+joinKey(e.Key), "%s", e.Why)
-			}
-		} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
-			bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
-		}
-		for _, e := range append(d.normalizeOpenAPI(c.dir()), d.checkImport()...) {
-			bad(key+joinKey(e.Key), "%s", e.Why)
-		}
-		d.BaseURL = strings.TrimRight(d.BaseURL, "/")
-		if d.Breaker.Threshold == 0 {
-			d.Breaker.Threshold = DefaultBreakerThreshold
-		} else if d.Breaker.Threshold < 0 {
-			bad(key+".breaker.threshold", "must be at least 1")
-		}
-		if d.Breaker.Cooldown == 0 {
-			d.Breaker.Cooldown = Duration(DefaultBreakerCooldown)
-		}
-		if d.RetryBudget.Ratio == 0 {
-			d.RetryBudget.Ratio = DefaultRetryBudgetRatio
-		} else if d.RetryBudget.Ratio < 0 || d.RetryBudget.Ratio > 1 {
-			bad(key+".retry_budget.ratio", "%v must be between 0 and 1", d.RetryBudget.Ratio)
-		}
-		if d.RetryBudget.MinRetries == 0 {
-			d.RetryBudget.MinRetries = DefaultRetryBudgetMin
-		} else if d.RetryBudget.MinRetries < 0 {
-			bad(key+".retry_budget.min_retries", "%d must be at least 1", d.RetryBudget.MinRetries)
-		}
+		c.normalizeDependency(name, bad)
 	}
 	if c.Tools == nil {
 		c.Tools = map[string]*Tool{}
@@ -222,6 +162,83 @@ func (c *Config) Normalize() error {
 		c.Version = hex.EncodeToString(sum[:8])
 	}
 	return errors.Join(errs...)
+}
+
+// normalizeStore checks the store URL and makes a relative SQLite path
+// relative to the config file's directory.
+func (c *Config) normalizeStore(bad func(key, format string, args ...any)) {
+	switch {
+	case c.Store == "memory":
+	case strings.HasPrefix(c.Store, "sqlite:"):
+		p := strings.TrimPrefix(c.Store, "sqlite:")
+		if p == "" {
+			bad("store", "sqlite: needs a file path (sqlite:toolgate.db)")
+		} else if !filepath.IsAbs(p) && c.Path != "" && p != ":memory:" {
+			c.Store = "sqlite:" + filepath.Join(filepath.Dir(c.Path), p)
+		}
+	case strings.HasPrefix(c.Store, "postgres://"), strings.HasPrefix(c.Store, "postgresql://"):
+	default:
+		bad("store", "%q is not a store: use sqlite:PATH, postgres://user@host/db or memory", c.Store)
+	}
+}
+
+// checkKeys checks the auth keys: each named, names unique, keys at least
+// 16 characters.
+func (c *Config) checkKeys(bad func(key, format string, args ...any)) {
+	names := map[string]bool{}
+	for i, k := range c.Auth.Keys {
+		key := fmt.Sprintf("auth.keys[%d]", i)
+		if k.Name == "" {
+			bad(key+".name", "every key needs a name (it owns the runs it creates)")
+		} else if names[k.Name] {
+			bad(key+".name", "name %q is used twice", k.Name)
+		}
+		names[k.Name] = true
+		if len(k.Key) < 16 {
+			bad(key+".key", "a key must be at least 16 characters (got %d)", len(k.Key))
+		}
+	}
+}
+
+// normalizeDependency checks the dependency name and fills in its
+// defaults.
+func (c *Config) normalizeDependency(name string, bad func(key, format string, args ...any)) {
+	d := c.Dependencies[name]
+	key := "dependencies." + name
+	if d == nil {
+		bad(key, "empty dependency")
+		return
+	}
+	d.Name = name
+	if d.MCP != nil {
+		for _, e := range d.MCP.normalize(c.dir()) {
+			bad(key+joinKey(e.Key), "%s", e.Why)
+		}
+	} else if !strings.HasPrefix(d.BaseURL, "http://") && !strings.HasPrefix(d.BaseURL, "https://") {
+		bad(key+".base_url", "%q must start with http:// or https://", d.BaseURL)
+	}
+	for _, e := range append(d.normalizeOpenAPI(c.dir()), d.checkImport()...) {
+		bad(key+joinKey(e.Key), "%s", e.Why)
+	}
+	d.BaseURL = strings.TrimRight(d.BaseURL, "/")
+	if d.Breaker.Threshold == 0 {
+		d.Breaker.Threshold = DefaultBreakerThreshold
+	} else if d.Breaker.Threshold < 0 {
+		bad(key+".breaker.threshold", "must be at least 1")
+	}
+	if d.Breaker.Cooldown == 0 {
+		d.Breaker.Cooldown = Duration(DefaultBreakerCooldown)
+	}
+	if d.RetryBudget.Ratio == 0 {
+		d.RetryBudget.Ratio = DefaultRetryBudgetRatio
+	} else if d.RetryBudget.Ratio < 0 || d.RetryBudget.Ratio > 1 {
+		bad(key+".retry_budget.ratio", "%v must be between 0 and 1", d.RetryBudget.Ratio)
+	}
+	if d.RetryBudget.MinRetries == 0 {
+		d.RetryBudget.MinRetries = DefaultRetryBudgetMin
+	} else if d.RetryBudget.MinRetries < 0 {
+		bad(key+".retry_budget.min_retries", "%d must be at least 1", d.RetryBudget.MinRetries)
+	}
 }
 
 // normalize fills in the telemetry defaults and checks the exporter
@@ -253,164 +270,6 @@ func joinKey(k string) string {
 		return k
 	}
 	return "." + k
-}
-
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-func (t *Tool) normalize(c *Config) []*Problem {
-	var ps []*Problem
-	bad := func(key, format string, args ...any) {
-		ps = append(ps, &Problem{Key: key, Why: fmt.Sprintf(format, args...)})
-	}
-	if !toolName.MatchString(t.Name) {
-		bad("", "tool names must be 1-64 letters, digits, _ or - (model APIs require it)")
-	}
-	if t.Description == "" {
-		bad("description", "a tool needs a description: it is what the model reads to choose it")
-	}
-	switch t.Effect {
-	case "":
-		t.Effect = "write"
-	case "read", "idempotent", "write":
-	default:
-		bad("effect", "%q is not an effect: use read, idempotent or write", t.Effect)
-	}
-	if t.Func == nil && c.Dependencies[t.Dependency].sourceKind() == SourceMCP {
-		// An MCP tool: tools/call on the server, no request to build.
-		if t.Request != nil {
-			bad("request", "an MCP tool is called with tools/call; it takes no request")
-		}
-	} else if t.Func == nil {
-		if t.Dependency == "" {
-			bad("dependency", "an HTTP tool needs a dependency")
-		} else if c.Dependencies[t.Dependency] == nil {
-			bad("dependency", "no dependency named %q (have: %s)", t.Dependency, strings.Join(sortedKeys(c.Dependencies), ", "))
-		}
-		if t.Request == nil {
-			bad("request", "an HTTP tool needs request: {method, path}")
-		} else {
-			t.Request.Method = strings.ToUpper(t.Request.Method)
-			switch t.Request.Method {
-			case "":
-				t.Request.Method = "POST"
-			case "GET", "POST", "PUT", "PATCH", "DELETE":
-			case "HEAD":
-				if t.Request.Params == nil {
-					bad("request.method", "HEAD is supported for operations imported from an OpenAPI document only")
-				}
-			default:
-				bad("request.method", "%q is not supported (GET, POST, PUT, PATCH, DELETE)", t.Request.Method)
-			}
-			if !strings.HasPrefix(t.Request.Path, "/") {
-				bad("request.path", "%q must start with /", t.Request.Path)
-			}
-		}
-	} else if t.Dependency != "" && c.Dependencies[t.Dependency] == nil {
-		// A Go tool may name a dependency only for its breaker.
-		c.Dependencies[t.Dependency] = &Dependency{Name: t.Dependency,
-			Breaker:     Breaker{Threshold: DefaultBreakerThreshold, Cooldown: Duration(DefaultBreakerCooldown)},
-			RetryBudget: RetryBudget{Ratio: DefaultRetryBudgetRatio, MinRetries: DefaultRetryBudgetMin}}
-	}
-	if t.Timeout.Connect == 0 {
-		t.Timeout.Connect = Duration(DefaultConnectTimeout)
-	}
-	if t.Timeout.Read == 0 {
-		t.Timeout.Read = Duration(DefaultReadTimeout)
-	}
-	if t.Retry.MaxAttempts == 0 {
-		t.Retry.MaxAttempts = DefaultMaxAttempts
-	} else if t.Retry.MaxAttempts < 0 || t.Retry.MaxAttempts > 20 {
-		bad("retry.max_attempts", "%d must be between 1 and 20", t.Retry.MaxAttempts)
-	}
-	if t.Retry.Base == 0 {
-		t.Retry.Base = Duration(DefaultRetryBase)
-	}
-	if t.Retry.Cap == 0 {
-		t.Retry.Cap = Duration(DefaultRetryCap)
-	}
-	if t.Retry.Cap < t.Retry.Base {
-		bad("retry.cap", "%s is below retry.base %s", t.Retry.Cap, t.Retry.Base)
-	}
-	if t.Timeout.Total == 0 {
-		t.Timeout.Total = Duration(t.defaultTotal())
-	}
-	if t.MaxObservationBytes == 0 {
-		t.MaxObservationBytes = DefaultMaxObservationBytes
-	} else if t.MaxObservationBytes < 256 {
-		bad("max_observation_bytes", "%d is too small to say anything useful (at least 256)", t.MaxObservationBytes)
-	}
-	if t.Idempotency.Header != "" && t.Effect != "write" && t.Effect != "idempotent" {
-		bad("idempotency.header", "only writes send an idempotency key (effect is %s)", t.Effect)
-	}
-	if t.InputSchema == nil {
-		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
-	} else {
-		s, err := jsonNumbers(t.InputSchema)
-		if err != nil {
-			bad("input_schema", "%v", err)
-		} else {
-			t.InputSchema = s
-		}
-	}
-	if t.OutputSchema != nil {
-		if s, err := jsonNumbers(t.OutputSchema); err != nil {
-			bad("output_schema", "%v", err)
-		} else {
-			t.OutputSchema = s
-		}
-	}
-	for i, r := range t.Rules {
-		if r.Deny == "" {
-			bad(fmt.Sprintf("rules[%d].deny", i), "a rule needs a deny expression")
-		}
-		if r.Code == "" {
-			if r.Approval {
-				t.Rules[i].Code = "approval_required"
-			} else {
-				t.Rules[i].Code = "rule_denied"
-			}
-		}
-		if r.Message == "" {
-			bad(fmt.Sprintf("rules[%d].message", i), "a rule needs a message telling the model what to do instead")
-		}
-	}
-	for _, l := range []struct {
-		key  string
-		l    *Lookup
-		want string
-	}{{"owner", t.Owner, t.Owner.expect()}, {"verify", t.Verify, t.Verify.found()}} {
-		if l.l == nil {
-			continue
-		}
-		if l.l.Lookup == "" {
-			bad(l.key+".lookup", "names the read tool to call")
-		} else if lt := c.Tools[l.l.Lookup]; lt == nil {
-			if !c.ImportsPending() { // else it may be imported: Imported checks it
-				bad(l.key+".lookup", "no tool named %q", l.l.Lookup)
-			}
-		} else if lt.Effect != "read" {
-			bad(l.key+".lookup", "%q must have effect read", l.l.Lookup)
-		}
-		if l.want == "" {
-			word := map[string]string{"owner": "expect", "verify": "found"}[l.key]
-			bad(l.key+"."+word, "a CEL expression over result is required")
-		}
-	}
-	return ps
-}
-
-func (l *Lookup) expect() string {
-	if l == nil {
-		return ""
-	}
-	return l.Expect
-}
-
-func (l *Lookup) found() string {
-	if l == nil {
-		return ""
-	}
-	return l.Found
 }
 
 // jsonNumbers turns YAML-decoded values into what a JSON decoder would have
@@ -476,19 +335,3 @@ func (c *Config) dir() string {
 
 // ToolNames returns the tool names, sorted.
 func (c *Config) ToolNames() []string { return sortedKeys(c.Tools) }
-
-// defaultTotal is every attempt's connect and read time plus twice the
-// un-jittered backoffs between them (jitter stretches a wait to 1.5x at most).
-func (t *Tool) defaultTotal() time.Duration {
-	n := t.Retry.MaxAttempts
-	if n < 1 {
-		n = 1
-	}
-	total := time.Duration(n) * (t.Timeout.Connect.D() + t.Timeout.Read.D())
-	wait := t.Retry.Base.D()
-	for i := 1; i < n; i++ {
-		total += 2 * min(wait, t.Retry.Cap.D())
-		wait *= 2
-	}
-	return total
-}

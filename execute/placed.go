@@ -38,12 +38,9 @@ func isPlaced(a *Attempt) bool {
 func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 	req := a.Tool.Request
 	method := strings.ToUpper(req.Method)
-	base, err := url.Parse(a.Dependency.BaseURL)
+	base, err := parseBaseURL(a.Dependency.BaseURL)
 	if err != nil {
-		return builtRequest{}, nil, fmt.Errorf("bad base URL: %w", err)
-	}
-	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return builtRequest{}, nil, fmt.Errorf("base URL %q is not an http or https URL", a.Dependency.BaseURL)
+		return builtRequest{}, nil, err
 	}
 	byName := map[string]string{} // document path parameter -> argument
 	query := url.Values{}
@@ -99,12 +96,7 @@ func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 	if err != nil {
 		return builtRequest{}, nil, err
 	}
-	u := *base
-	u.Path = strings.TrimSuffix(base.Path, "/") + path.decoded
-	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path.escaped
-	u.Fragment, u.RawFragment = "", ""
-	u.RawQuery = strings.Join(slices.DeleteFunc([]string{base.RawQuery, query.Encode()}, func(q string) bool { return q == "" }), "&")
-	built := builtRequest{method: method, url: u.String()}
+	built := builtRequest{method: method, url: placedURL(base, path, query)}
 	if sendBody {
 		var v any = body
 		if hasWhole {
@@ -115,6 +107,30 @@ func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 		}
 	}
 	return built, headers, nil
+}
+
+// parseBaseURL parses a dependency's base URL, which must be http or https
+// and name a host.
+func parseBaseURL(raw string) (*url.URL, error) {
+	base, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("bad base URL: %w", err)
+	}
+	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("base URL %q is not an http or https URL", raw)
+	}
+	return base, nil
+}
+
+// placedURL is base with path appended to its path and query to its query,
+// without base's fragment.
+func placedURL(base *url.URL, path placedPath, query url.Values) string {
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + path.decoded
+	u.RawPath = strings.TrimSuffix(base.EscapedPath(), "/") + path.escaped
+	u.Fragment, u.RawFragment = "", ""
+	u.RawQuery = strings.Join(slices.DeleteFunc([]string{base.RawQuery, query.Encode()}, func(q string) bool { return q == "" }), "&")
+	return u.String()
 }
 
 // header is one header a placed argument sets.

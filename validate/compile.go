@@ -217,6 +217,38 @@ func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name s
 	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
 
 	// Dependency and request.
+	compileRequest(cfg, spec, c, knownArg, bad)
+
+	// Rules.
+	for i, r := range spec.Rules {
+		c.Rules = append(c.Rules, compileRule(env, i, r, c, knownArg, bad))
+	}
+
+	// Idempotency key.
+	if spec.Idempotency.Key != "" {
+		if t, err := expr.ParseTemplate(spec.Idempotency.Key); err != nil {
+			bad("idempotency.key", "%v", err)
+		} else {
+			c.KeyTemplate = t
+			for _, a := range t.Args() {
+				if !knownArg(a) {
+					bad("idempotency.key", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
+				}
+			}
+		}
+	}
+
+	c.Quotas = compileQuotas(env, spec.Quotas, bad)
+
+	// State updates.
+	c.StateExprs = compileState(env, spec.State, bad)
+	return c, problems
+}
+
+// compileRequest checks spec's dependency and request, and collects the
+// request path's placeholders into c.PathParams: each must be a required
+// argument of the tool.
+func compileRequest(cfg *config.Config, spec *config.Tool, c *Compiled, knownArg func(string) bool, bad func(key, format string, a ...any)) {
 	if spec.Dependency != "" {
 		if _, ok := cfg.Dependencies[spec.Dependency]; !ok {
 			bad("dependency", "names %q, which is not declared under dependencies (declared: %s)",
@@ -247,81 +279,69 @@ func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name s
 			}
 		}
 	}
+}
 
-	// Rules.
-	for i, r := range spec.Rules {
-		key := fmt.Sprintf("rules[%d]", i)
-		rule := &Rule{Index: i, Approval: r.Approval, Code: types.Code(r.Code)}
-		if strings.TrimSpace(r.Deny) == "" {
-			bad(key+".deny", "is empty; write a CEL condition that is true when the call must be refused, such as %q", "args.amount > principal.limits.max_amount")
-		} else if p, err := env.CompileBool(r.Deny); err != nil {
-			bad(key+".deny", "%v", err)
-		} else {
-			rule.Deny = p
-		}
-		switch {
-		case r.Approval:
-			rule.Code = types.CodeApprovalRequired
-		case r.Code == "":
-			rule.Code = CodeRuleDenied
-		case !codePattern.MatchString(r.Code):
-			bad(key+".code", "%q is not a code: use lower_snake_case such as over_limit", r.Code)
-		case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
-			bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
-		}
-		var nps []nextProblem
-		rule.Next, nps = ruleNext(key, r)
-		for _, p := range nps {
-			bad(p.key, "%s", p.text)
-		}
-		if r.Message != "" {
-			if t, err := expr.ParseTemplate(r.Message); err != nil {
-				bad(key+".message", "%v", err)
-			} else {
-				rule.Message = t
-				for _, a := range t.Args() {
-					if !knownArg(a) {
-						bad(key+".message", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
-					}
-				}
-			}
-		}
-		c.Rules = append(c.Rules, rule)
+// compileRule compiles the rule r, the i-th of the tool c: its deny
+// condition, its code, its next step and its message.
+func compileRule(env *expr.Env, i int, r config.Rule, c *Compiled, knownArg func(string) bool, bad func(key, format string, a ...any)) *Rule {
+	key := fmt.Sprintf("rules[%d]", i)
+	rule := &Rule{Index: i, Approval: r.Approval, Code: types.Code(r.Code)}
+	if strings.TrimSpace(r.Deny) == "" {
+		bad(key+".deny", "is empty; write a CEL condition that is true when the call must be refused, such as %q", "args.amount > principal.limits.max_amount")
+	} else if p, err := env.CompileBool(r.Deny); err != nil {
+		bad(key+".deny", "%v", err)
+	} else {
+		rule.Deny = p
 	}
-
-	// Idempotency key.
-	if spec.Idempotency.Key != "" {
-		if t, err := expr.ParseTemplate(spec.Idempotency.Key); err != nil {
-			bad("idempotency.key", "%v", err)
+	switch {
+	case r.Approval:
+		rule.Code = types.CodeApprovalRequired
+	case r.Code == "":
+		rule.Code = CodeRuleDenied
+	case !codePattern.MatchString(r.Code):
+		bad(key+".code", "%q is not a code: use lower_snake_case such as over_limit", r.Code)
+	case types.Code(r.Code) == types.CodeOK || types.Code(r.Code).Retryable():
+		bad(key+".code", "%q is a built-in code that means something else (a rule refusal is final, not ok or retryable); choose your own, such as over_limit", r.Code)
+	}
+	var nps []nextProblem
+	rule.Next, nps = ruleNext(key, r)
+	for _, p := range nps {
+		bad(p.key, "%s", p.text)
+	}
+	if r.Message != "" {
+		if t, err := expr.ParseTemplate(r.Message); err != nil {
+			bad(key+".message", "%v", err)
 		} else {
-			c.KeyTemplate = t
+			rule.Message = t
 			for _, a := range t.Args() {
 				if !knownArg(a) {
-					bad("idempotency.key", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
+					bad(key+".message", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
 				}
 			}
 		}
 	}
+	return rule
+}
 
-	c.Quotas = compileQuotas(env, spec.Quotas, bad)
-
-	// State updates.
-	if len(spec.State) > 0 {
-		c.StateExprs = make(map[string]*expr.Program, len(spec.State))
-		for _, k := range slices.Sorted(maps.Keys(spec.State)) {
-			if strings.TrimSpace(k) == "" {
-				bad("state", "has an empty key")
-				continue
-			}
-			p, err := env.Compile(spec.State[k])
-			if err != nil {
-				bad("state."+k, "%v", err)
-				continue
-			}
-			c.StateExprs[k] = p
-		}
+// compileState compiles the tool's state updates, nil when it has none.
+func compileState(env *expr.Env, state map[string]string, bad func(key, format string, a ...any)) map[string]*expr.Program {
+	if len(state) == 0 {
+		return nil
 	}
-	return c, problems
+	exprs := make(map[string]*expr.Program, len(state))
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		if strings.TrimSpace(k) == "" {
+			bad("state", "has an empty key")
+			continue
+		}
+		p, err := env.Compile(state[k])
+		if err != nil {
+			bad("state."+k, "%v", err)
+			continue
+		}
+		exprs[k] = p
+	}
+	return exprs
 }
 
 // compileLookup compiles an owner or verify block of tool name.

@@ -221,22 +221,44 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}),
 	}
 	var seq atomic.Int64
-	// Each path once, checked in full, then the warm-up.
+	if err := warmUp(ctx, &o, cl, targets, maxConc, &seq); err != nil {
+		return nil, err
+	}
+	rep, err := runRounds(ctx, &o, cl, targets, srv.Pid(), &seq)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Stop(time.Minute); err != nil {
+		return nil, fmt.Errorf("load: %w\n%s", err, srv.Stderr())
+	}
+	rep.finish()
+	return rep, nil
+}
+
+// warmUp sends each path one call, checked in full, then drives each at
+// maxConc for o.Warmup; a path that fails is an error.
+func warmUp(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*target, maxConc int, seq *atomic.Int64) error {
 	for _, p := range roundOrder {
-		if err := checkOnce(ctx, cl, targets[p], &seq); err != nil {
-			return nil, err
+		if err := checkOnce(ctx, cl, targets[p], seq); err != nil {
+			return err
 		}
 	}
-	segments := o.Rounds * len(o.Concurrency) * len(roundOrder)
 	o.Progress.Phase("load: warm-up", len(roundOrder))
 	for _, p := range roundOrder {
-		if seg := drive(ctx, cl, targets[p], maxConc, o.Warmup, &seq); seg.errors > 0 {
-			return nil, fmt.Errorf("load: warm-up of %s: %d errors, the first: %s", p.Label(), seg.errors, seg.firstErr)
+		if seg := drive(ctx, cl, targets[p], maxConc, o.Warmup, seq); seg.errors > 0 {
+			return fmt.Errorf("load: warm-up of %s: %d errors, the first: %s", p.Label(), seg.errors, seg.firstErr)
 		}
 		o.Progress.Add(1)
 	}
+	return nil
+}
 
-	rep := newReport(&o)
+// runRounds drives every path at every concurrency for o.Duration, o.Rounds
+// times, each round in its own order, calling o.Around (with the server's
+// pid) around each segment, and reports them.
+func runRounds(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*target, pid int, seq *atomic.Int64) (*Report, error) {
+	segments := o.Rounds * len(o.Concurrency) * len(roundOrder)
+	rep := newReport(o)
 	o.Progress.Phase("load: rounds", segments)
 	for round := range o.Rounds {
 		order := rotate(roundOrder, round)
@@ -245,9 +267,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			for _, p := range order {
 				var after func()
 				if o.Around != nil {
-					after = o.Around(srv.Pid(), p, conc, round)
+					after = o.Around(pid, p, conc, round)
 				}
-				seg := drive(ctx, cl, targets[p], conc, o.Duration, &seq)
+				seg := drive(ctx, cl, targets[p], conc, o.Duration, seq)
 				if after != nil {
 					after()
 				}
@@ -259,10 +281,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
-	if err := srv.Stop(time.Minute); err != nil {
-		return nil, fmt.Errorf("load: %w\n%s", err, srv.Stderr())
-	}
-	rep.finish()
 	return rep, nil
 }
 

@@ -243,14 +243,7 @@ func (p *Provider) listRefunds(w http.ResponseWriter, order string) {
 }
 
 func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys bool) {
-	body, err := io.ReadAll(r.Body)
-	var req struct {
-		OrderID     string `json:"order_id"`
-		AmountPaise int64  `json:"amount_paise"`
-	}
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
+	req, err := readRefundRequest(r)
 	if err != nil || req.OrderID == "" || req.AmountPaise <= 0 {
 		p.count("", FateBadRequest)
 		writeJSON(w, http.StatusBadRequest, []byte(`{"error":"want {order_id, amount_paise > 0}"}`))
@@ -308,6 +301,34 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys boo
 	if slow {
 		time.Sleep(f.SlowDelay)
 	}
+	answer := p.effect(o, k, req, call, resetAfter, slow)
+	if resetAfter {
+		reset(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// refundRequest is the body of a refund POST.
+type refundRequest struct {
+	OrderID     string `json:"order_id"`
+	AmountPaise int64  `json:"amount_paise"`
+}
+
+// readRefundRequest reads and decodes r's body.
+func readRefundRequest(r *http.Request) (refundRequest, error) {
+	body, err := io.ReadAll(r.Body)
+	var req refundRequest
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	return req, err
+}
+
+// effect makes the refund of req for the order o, the call named call:
+// it records the effect and its fate (reset after, slow or ok), answers
+// every request waiting on k and returns the answer.
+func (p *Provider) effect(o *OrderLog, k *keyed, req refundRequest, call string, resetAfter, slow bool) []byte {
 	p.mu.Lock()
 	o.Effects++
 	o.Amounts = append(o.Amounts, req.AmountPaise)
@@ -325,11 +346,7 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys boo
 	}
 	p.fateLocked(o, fate)
 	p.mu.Unlock()
-	if resetAfter {
-		reset(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, answer)
+	return answer
 }
 
 func (p *Provider) count(order string, f Fate) {

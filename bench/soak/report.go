@@ -173,8 +173,7 @@ const maxDetails = 20
 // and ledger, and the runs' state against each other.
 func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, db *database, sent []answer, runs map[string]runState) {
 	// Effects, per operation.
-	type want struct{ paise, refunds int64 }
-	perRun := map[string]*want{}
+	perRun := map[string]*refundsWanted{}
 	for _, op := range ops {
 		o := orders[op.order]
 		led, inLedger := db.ledger[op.order]
@@ -183,7 +182,7 @@ func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, d
 			f.OperationsWithEffect++
 			w := perRun[op.run]
 			if w == nil {
-				w = &want{}
+				w = &refundsWanted{}
 				perRun[op.run] = w
 			}
 			w.paise += o.Amounts[0]
@@ -231,7 +230,17 @@ func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, d
 		f.Ledger[string(s)] = n
 	}
 
-	// Rows: each answered call has its row with the same code; no other row.
+	f.settleRows(db, sent)
+	f.settleState(runs, perRun)
+}
+
+// refundsWanted is what a run's state should sum: the refunds the provider
+// made for its operations, once each.
+type refundsWanted struct{ paise, refunds int64 }
+
+// settleRows checks the rows: each answered call has its row with the same
+// code; no other row.
+func (f *ToolgateFigures) settleRows(db *database, sent []answer) {
 	f.RowsRecorded = len(db.rows)
 	rows := make(map[string]types.Code, len(db.rows))
 	for _, r := range db.rows {
@@ -256,12 +265,15 @@ func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, d
 	for id, code := range rows {
 		f.detail("row of no answered call: %s (%s)", id, code)
 	}
+}
 
-	// State: each run sums its operations' refunds, once each.
+// settleState checks the state: each run sums its operations' refunds,
+// once each.
+func (f *ToolgateFigures) settleState(runs map[string]runState, perRun map[string]*refundsWanted) {
 	for id, got := range runs {
 		w := perRun[id]
 		if w == nil {
-			w = &want{}
+			w = &refundsWanted{}
 		}
 		if got.RefundedPaise != w.paise || got.Refunds != w.refunds {
 			f.StateMismatches++

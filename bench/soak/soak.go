@@ -236,6 +236,45 @@ func runToolgate(ctx context.Context, o *Options, ops, calls []*operation) (*Too
 
 	// The load phase.
 	began := time.Now()
+	sent := loadPhase(ctx, o, cl, ops, calls, fig, began)
+
+	// The incident is over: the provider answers at once from now on, and
+	// every slow refund still in progress is made before the final pass.
+	prov.Calm()
+	if err := waitIdle(ctx, prov); err != nil {
+		return nil, err
+	}
+	final := finalPass(ctx, o, cl, ops, fig)
+	sent = append(sent, final...)
+	fig.Seconds = time.Since(began).Seconds()
+
+	// Runs: state and replay, while the server is up.
+	runs, err := cl.runs(ctx, o.Runs)
+	if err != nil {
+		return nil, err
+	}
+
+	stopped = true
+	fig.stopServer(srv)
+	provClosed = true
+	closeCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := prov.Close(closeCtx); err != nil {
+		return nil, err
+	}
+	fig.Provider = prov.Totals()
+
+	db, err := readDatabase(ctx, filepath.Join(o.Dir, "toolgate.db"))
+	if err != nil {
+		return nil, err
+	}
+	fig.settle(ops, prov.Orders(), db, sent, runs)
+	return fig, nil
+}
+
+// loadPhase sends calls, o.Callers at a time, counting their codes and the
+// operations left unconfirmed in fig, and returns the answers.
+func loadPhase(ctx context.Context, o *Options, cl *client, ops, calls []*operation, fig *ToolgateFigures, began time.Time) []answer {
 	o.Progress.Phase("soak: toolgate", len(calls))
 	answers := make([]answer, len(calls))
 	parallel(o.Callers, len(calls), func(i int) {
@@ -257,47 +296,21 @@ func runToolgate(ctx context.Context, o *Options, ops, calls []*operation) (*Too
 			fig.UnconfirmedAfterLoad++
 		}
 	}
+	return sent
+}
 
-	// The incident is over: the provider answers at once from now on, and
-	// every slow refund still in progress is made before the final pass.
-	prov.Calm()
-	if err := waitIdle(ctx, prov); err != nil {
-		return nil, err
-	}
-	final := finalPass(ctx, o, cl, ops, fig)
-	sent = append(sent, final...)
-	fig.Seconds = time.Since(began).Seconds()
-
-	// Runs: state and replay, while the server is up.
-	runs, err := cl.runs(ctx, o.Runs)
-	if err != nil {
-		return nil, err
-	}
-
-	stopped = true
+// stopServer stops srv and records how it ended: its exit, its error
+// lines, races and panics, and its standard error when any went wrong.
+func (f *ToolgateFigures) stopServer(srv *serveproc.Process) {
 	if err := srv.Stop(time.Minute); err != nil {
-		fig.ServerExit = err.Error()
+		f.ServerExit = err.Error()
 	} else {
-		fig.ServerExit = "ok"
+		f.ServerExit = "ok"
 	}
-	fig.ServerErrorLines, fig.Races, fig.Panics = srv.ErrorLines(), srv.Races(), srv.Panics()
-	if fig.ServerErrorLines+fig.Races+fig.Panics > 0 || fig.ServerExit != "ok" {
-		fig.ServerStderr = srv.Stderr()
+	f.ServerErrorLines, f.Races, f.Panics = srv.ErrorLines(), srv.Races(), srv.Panics()
+	if f.ServerErrorLines+f.Races+f.Panics > 0 || f.ServerExit != "ok" {
+		f.ServerStderr = srv.Stderr()
 	}
-	provClosed = true
-	closeCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := prov.Close(closeCtx); err != nil {
-		return nil, err
-	}
-	fig.Provider = prov.Totals()
-
-	db, err := readDatabase(ctx, filepath.Join(o.Dir, "toolgate.db"))
-	if err != nil {
-		return nil, err
-	}
-	fig.settle(ops, prov.Orders(), db, sent, runs)
-	return fig, nil
 }
 
 // finalPass repeats every operation no call has confirmed, as an agent

@@ -106,15 +106,8 @@ func runReport(ctx context.Context, args []string) error {
 	}
 
 	// 2. The Go benchmarks.
-	benches := goBenches(*quick)
-	progress.Phase("go test -bench", len(benches))
-	for _, b := range benches {
-		res, _, err := runGoBench(ctx, root, b)
-		if err != nil {
-			return err
-		}
-		data.GoBench = append(data.GoBench, &goBenchRun{Command: b.Command(), Why: b.Why, Results: res})
-		progress.Add(1)
+	if data.GoBench, err = runGoBenches(ctx, root, *quick, progress); err != nil {
+		return err
 	}
 
 	// 3. The soak.
@@ -129,20 +122,46 @@ func runReport(ctx context.Context, args []string) error {
 	data.Seconds = time.Since(began).Seconds()
 	data.Targets = evaluate(data)
 
-	md := markdown(data)
-	if err := os.WriteFile(inRoot(root, *out), []byte(md), 0o644); err != nil {
+	if err := writeReport(root, *out, *jsonOut, data); err != nil {
 		return err
-	}
-	if *jsonOut != "" {
-		if err := writeJSON(inRoot(root, *jsonOut), data); err != nil {
-			return err
-		}
 	}
 	data.Load.Print(os.Stdout)
 	data.Soak.Print(os.Stdout)
 	printTargets(os.Stdout, data.Targets)
 	fmt.Printf("load average: %s at start, %s at end; %.0fs in all\n", data.Machine.LoadAtStart, data.Machine.LoadAtEnd, data.Seconds)
 	fmt.Printf("wrote %s\n", inRoot(root, *out))
+	return nil
+}
+
+// runGoBenches runs the Go benchmarks of the report (fewer when quick) in
+// the module at root, one progress step each.
+func runGoBenches(ctx context.Context, root string, quick bool, progress *bar) ([]*goBenchRun, error) {
+	var runs []*goBenchRun
+	benches := goBenches(quick)
+	progress.Phase("go test -bench", len(benches))
+	for _, b := range benches {
+		res, _, err := runGoBench(ctx, root, b)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, &goBenchRun{Command: b.Command(), Why: b.Why, Results: res})
+		progress.Add(1)
+	}
+	return runs, nil
+}
+
+// writeReport writes data as Markdown to out and, unless jsonOut is "", as
+// JSON to jsonOut, both relative to the module's root.
+func writeReport(root, out, jsonOut string, data *reportData) error {
+	md := markdown(data)
+	if err := os.WriteFile(inRoot(root, out), []byte(md), 0o644); err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		if err := writeJSON(inRoot(root, jsonOut), data); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

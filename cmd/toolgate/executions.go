@@ -54,13 +54,7 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if *key != "" {
-		if filter.RunID != "" {
-			filter.RunID = types.ScopedRunID(*key, filter.RunID)
-		} else {
-			filter.Owner = *key
-		}
-	}
+	scopeToKey(&filter, *key)
 	cfg, err := config.Load(*path)
 	if err != nil {
 		return err
@@ -104,6 +98,19 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(progress, "exported %d %s to %s\n", n, plural(n, "row"), dest)
 	return nil
+}
+
+// scopeToKey narrows filter to the runs of the auth key named key, when
+// key is not "": its run id is then that key's, else every run of the key.
+func scopeToKey(filter *types.ExecutionFilter, key string) {
+	if key == "" {
+		return
+	}
+	if filter.RunID != "" {
+		filter.RunID = types.ScopedRunID(key, filter.RunID)
+	} else {
+		filter.Owner = key
+	}
 }
 
 // exportFlagHelp describes the filter flags, which take the values of the

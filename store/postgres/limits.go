@@ -81,13 +81,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 	if a.Operation != nil {
 		opArgs = s.beginArgs(a.Operation)
 	}
-	claims := slices.Clone(a.Quotas)
-	sort.SliceStable(claims, func(i, j int) bool {
-		if claims[i].Quota != claims[j].Quota {
-			return claims[i].Quota < claims[j].Quota
-		}
-		return claims[i].Key < claims[j].Key
-	})
+	claims := sortedClaims(a.Quotas)
 	var out *store.Admitted
 	err := s.write(ctx, fmt.Sprintf("admit on run %q", a.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
 		out = &store.Admitted{}
@@ -109,24 +103,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 				return err
 			}
 		}
-		if w := a.Writer; needSlot {
-			var one int
-			if err := tx.QueryRow(ctx, lockRunSQL, a.RunID).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
-				return store.ErrNotFound
-			} else if err != nil {
-				return err
-			}
-			var busy bool
-			if err := tx.QueryRow(ctx, writerConflictSQL, a.RunID, w.Holder, at, w.Shared).Scan(&busy); err != nil {
-				return err
-			}
-			if busy {
-				return errWriterBusy
-			}
-			if _, err := tx.Exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, takeWriterSQL, a.RunID, w.Holder, w.Owner, nanos(w.LeaseUntil), w.Shared); err != nil {
+		if needSlot {
+			if err := takeWriterTx(ctx, tx, a.RunID, a.Writer, at); err != nil {
 				return err
 			}
 			out.Writer = true
@@ -138,44 +116,12 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 				return &quotaDenied{d}
 			}
 		}
-		if a.Step > 0 {
-			out.Step = a.Step
-			if err := tx.QueryRow(ctx, runVersionSQL, a.RunID).Scan(&out.Version); err != nil {
-				return err
-			}
-		} else {
-			var step, version *int64
-			var runExists bool
-			if err := tx.QueryRow(ctx, admitVersionSQL, now, a.RunID).Scan(&step, &version, &runExists); err != nil {
-				return err
-			}
-			switch {
-			case step == nil && !runExists:
-				return store.ErrNotFound
-			case step == nil:
-				return store.ErrStepBudget
-			}
-			out.Step, out.Version = *step, *version
+		if err := stepTx(ctx, tx, a, now, out); err != nil {
+			return err
 		}
 		if a.Operation != nil {
-			var one int
-			err := tx.QueryRow(ctx, beginInTxSQL, opArgs...).Scan(&one)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				existing, err := scanOperation(tx.QueryRow(ctx, selectOperationSQL, a.Operation.Key))
-				if err != nil {
-					return err
-				}
-				out.Existing = existing
-			case err != nil:
+			if err := beginReservingTx(ctx, tx, a.Operation.Key, opArgs, claims, at, out); err != nil {
 				return err
-			default:
-				out.Began = true
-				for _, q := range claims {
-					if _, err := tx.Exec(ctx, reserveQuotaSQL, q.Quota, q.Key, a.Operation.Key, q.Amount, at); err != nil {
-						return err
-					}
-				}
 			}
 		}
 		return tx.Commit(ctx)
@@ -190,6 +136,93 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		return nil, err
 	}
 	return out, nil
+}
+
+// sortedClaims is a copy of claims in (quota, key) order: the fixed order
+// their advisory locks are taken in, so that replicas never deadlock.
+func sortedClaims(claims []store.QuotaClaim) []store.QuotaClaim {
+	claims = slices.Clone(claims)
+	sort.SliceStable(claims, func(i, j int) bool {
+		if claims[i].Quota != claims[j].Quota {
+			return claims[i].Quota < claims[j].Quota
+		}
+		return claims[i].Key < claims[j].Key
+	})
+	return claims
+}
+
+// takeWriterTx locks the run's row and gives w the run's writer slot in tx,
+// after purging the claims whose lease ended before at: ErrNotFound without
+// the run, errWriterBusy when another holder has the slot.
+func takeWriterTx(ctx context.Context, tx pgx.Tx, runID string, w *store.WriterClaim, at int64) error {
+	var one int
+	if err := tx.QueryRow(ctx, lockRunSQL, runID).Scan(&one); errors.Is(err, pgx.ErrNoRows) {
+		return store.ErrNotFound
+	} else if err != nil {
+		return err
+	}
+	var busy bool
+	if err := tx.QueryRow(ctx, writerConflictSQL, runID, w.Holder, at, w.Shared).Scan(&busy); err != nil {
+		return err
+	}
+	if busy {
+		return errWriterBusy
+	}
+	if _, err := tx.Exec(ctx, purgeWritersSQL, runID, at); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, takeWriterSQL, runID, w.Holder, w.Owner, nanos(w.LeaseUntil), w.Shared); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stepTx sets out's step and run version in tx: a's step when it has one,
+// else the run's next step, taken at now (ErrStepBudget when none is
+// left).
+func stepTx(ctx context.Context, tx pgx.Tx, a *store.Admission, now int64, out *store.Admitted) error {
+	if a.Step > 0 {
+		out.Step = a.Step
+		return tx.QueryRow(ctx, runVersionSQL, a.RunID).Scan(&out.Version)
+	}
+	var step, version *int64
+	var runExists bool
+	if err := tx.QueryRow(ctx, admitVersionSQL, now, a.RunID).Scan(&step, &version, &runExists); err != nil {
+		return err
+	}
+	switch {
+	case step == nil && !runExists:
+		return store.ErrNotFound
+	case step == nil:
+		return store.ErrStepBudget
+	}
+	out.Step, out.Version = *step, *version
+	return nil
+}
+
+// beginReservingTx begins the operation key in tx unless it exists
+// (out.Existing then), and when it began reserves claims for it, at at.
+func beginReservingTx(ctx context.Context, tx pgx.Tx, key string, opArgs []any, claims []store.QuotaClaim, at int64, out *store.Admitted) error {
+	var one int
+	err := tx.QueryRow(ctx, beginInTxSQL, opArgs...).Scan(&one)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		existing, err := scanOperation(tx.QueryRow(ctx, selectOperationSQL, key))
+		if err != nil {
+			return err
+		}
+		out.Existing = existing
+	case err != nil:
+		return err
+	default:
+		out.Began = true
+		for _, q := range claims {
+			if _, err := tx.Exec(ctx, reserveQuotaSQL, q.Quota, q.Key, key, q.Amount, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // quotaCheckTx locks each claim's (quota, key), in the order given, and

@@ -43,36 +43,11 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	}
 	// Everything is encoded here, in the caller's goroutine: the writer
 	// goroutine, which every write waits for, only runs statements.
-	var now int64
-	if e.FinishedAt.IsZero() || (c.Operation != nil && c.Operation.At.IsZero()) {
-		now = nanos(s.opts.Clock.Now())
-	}
-	updatedAt := nanos(e.FinishedAt)
-	if updatedAt == 0 {
-		updatedAt = now
-	}
-	runQuery, runArgs := commitVersionSQL, []any{updatedAt, e.RunID}
+	now, updatedAt := s.commitTimes(c)
 	setState := len(c.NewState) > 0
-	if setState {
-		runQuery, runArgs = commitStateSQL, []any{string(c.NewState), updatedAt, e.RunID, c.ExpectVersion}
-	}
-	var opArgs []any
-	if u := c.Operation; u != nil {
-		at := nanos(u.At)
-		if at == 0 {
-			at = now
-		}
-		opArgs = []any{string(u.Status), jsonText(u.Result), at, u.Status == types.OpCompleted, at, u.Key}
-	}
-	opQuery := settleOperationSQL
-	if c.Operation != nil && c.Operation.Status == "" {
-		opQuery, opArgs = deleteOperationSQL, []any{c.Operation.Key}
-	}
-	execArgs := []any{e.RunID, e.Step, e.CallID, e.Tool, e.Dependency, e.ArgsHash, jsonText(e.Args),
-		e.OperationKey, string(e.Code), e.OK, string(e.SideEffect), e.Replayed, e.Verified, e.Attempts, e.Retries,
-		e.LatencyMS, e.InputTokens, e.OutputTokens, nanos(e.StartedAt), nanos(e.FinishedAt), nil,
-		jsonText(e.StatePatch), jsonText(e.Result), e.TraceID}
-	const execStepArg, execVersionArg, execResultArg = 1, 20, 22
+	runQuery, runArgs := runUpdate(c, updatedAt)
+	opQuery, opArgs := operationArgs(c.Operation, now)
+	execArgs := executionArgs(e)
 
 	var id, version, step int64
 	var result json.RawMessage
@@ -94,23 +69,8 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	}
 	err := s.w.doAfter(ctx, light, func(ctx context.Context, tx *writeTx) error {
 		if c.TakeStep != nil {
-			// The call's step, taken here (see store.Commit.TakeStep):
-			// with the version in one UPDATE when no state is set (and
-			// read back with a SELECT: see bumpVersion).
 			var err error
-			if setState {
-				step, err = admitIn(ctx, tx, e.RunID, updatedAt)
-			} else {
-				var n int64
-				if n, err = tx.affected(ctx, commitStepSQL, runArgs...); err == nil {
-					if n == 0 {
-						err = stepRefused(ctx, tx, e.RunID)
-					} else {
-						err = tx.queryRow(ctx, runVersionStepSQL, []any{e.RunID}, &version, &step)
-					}
-				}
-			}
-			if err != nil {
+			if step, err = takeStepIn(ctx, tx, e.RunID, setState, updatedAt, runArgs, &version); err != nil {
 				return err
 			}
 			result = c.TakeStep(step)
@@ -123,12 +83,8 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 			}
 		}
 		if opArgs != nil {
-			n, err := tx.affected(ctx, opQuery, opArgs...)
-			if err != nil {
+			if err := settleIn(ctx, tx, opQuery, opArgs, c.Operation.Key); err != nil {
 				return err
-			}
-			if n == 0 {
-				return fmt.Errorf("operation %q: %w", c.Operation.Key, store.ErrNotFound)
 			}
 		}
 		if err := commitLimitsIn(ctx, tx, c); err != nil {
@@ -148,6 +104,93 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	e.ID, e.Version = id, version
 	if c.TakeStep != nil {
 		e.Step, e.Result = step, result
+	}
+	return nil
+}
+
+// commitTimes are the clock's now, read only when c needs it (0 when it
+// does not), and the run's updated_at: the execution's end, else now.
+func (s *Store) commitTimes(c *store.Commit) (now, updatedAt int64) {
+	e := c.Execution
+	if e.FinishedAt.IsZero() || (c.Operation != nil && c.Operation.At.IsZero()) {
+		now = nanos(s.opts.Clock.Now())
+	}
+	updatedAt = nanos(e.FinishedAt)
+	if updatedAt == 0 {
+		updatedAt = now
+	}
+	return now, updatedAt
+}
+
+// runUpdate is the statement that moves c's run to its new version (and
+// state, when c sets one) and its arguments.
+func runUpdate(c *store.Commit, updatedAt int64) (query string, args []any) {
+	e := c.Execution
+	if len(c.NewState) > 0 {
+		return commitStateSQL, []any{string(c.NewState), updatedAt, e.RunID, c.ExpectVersion}
+	}
+	return commitVersionSQL, []any{updatedAt, e.RunID}
+}
+
+// The places in executionArgs of the values the writer fills in.
+const execStepArg, execVersionArg, execResultArg = 1, 20, 22
+
+// executionArgs are the arguments of insertExecutionSQL for e, encoded in
+// the caller's goroutine; the step, version and result places are
+// overwritten in the transaction when it decides them.
+func executionArgs(e *types.Execution) []any {
+	return []any{e.RunID, e.Step, e.CallID, e.Tool, e.Dependency, e.ArgsHash, jsonText(e.Args),
+		e.OperationKey, string(e.Code), e.OK, string(e.SideEffect), e.Replayed, e.Verified, e.Attempts, e.Retries,
+		e.LatencyMS, e.InputTokens, e.OutputTokens, nanos(e.StartedAt), nanos(e.FinishedAt), nil,
+		jsonText(e.StatePatch), jsonText(e.Result), e.TraceID}
+}
+
+// operationArgs is the statement that settles u (deletes it when its status
+// is "") and its arguments, nil when u is; an update without a time is
+// settled at now.
+func operationArgs(u *store.OperationUpdate, now int64) (query string, args []any) {
+	var opArgs []any
+	if u != nil {
+		at := nanos(u.At)
+		if at == 0 {
+			at = now
+		}
+		opArgs = []any{string(u.Status), jsonText(u.Result), at, u.Status == types.OpCompleted, at, u.Key}
+	}
+	opQuery := settleOperationSQL
+	if u != nil && u.Status == "" {
+		opQuery, opArgs = deleteOperationSQL, []any{u.Key}
+	}
+	return opQuery, opArgs
+}
+
+// takeStepIn takes the call's step in tx (see store.Commit.TakeStep): with
+// the version in one UPDATE when no state is set, the two read back into
+// *version and step with a SELECT (see bumpVersion).
+func takeStepIn(ctx context.Context, tx *writeTx, runID string, setState bool, updatedAt int64, runArgs []any, version *int64) (step int64, err error) {
+	if setState {
+		return admitIn(ctx, tx, runID, updatedAt)
+	}
+	var n int64
+	if n, err = tx.affected(ctx, commitStepSQL, runArgs...); err == nil {
+		if n == 0 {
+			err = stepRefused(ctx, tx, runID)
+		} else {
+			err = tx.queryRow(ctx, runVersionStepSQL, []any{runID}, version, &step)
+		}
+	}
+	return step, err
+}
+
+// settleIn runs the statement that settles the operation key, which must
+// exist.
+func settleIn(ctx context.Context, tx *writeTx, query string, args []any, key string) error {
+	n, err := tx.affected(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("operation %q: %w", key, store.ErrNotFound)
 	}
 	return nil
 }

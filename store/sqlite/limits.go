@@ -89,24 +89,13 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 			return err
 		}
 		if a.Operation != nil {
-			if out.Existing, err = beginIn(ctx, tx, opArgs, a.Operation.Key); err != nil {
+			if err := beginReservingIn(ctx, tx, a, opArgs, at, out); err != nil {
 				return err
-			}
-			out.Began = out.Existing == nil
-			if out.Began {
-				for _, q := range a.Quotas {
-					if _, err := tx.exec(ctx, reserveQuotaSQL, q.Quota, q.Key, a.Operation.Key, q.Amount, at); err != nil {
-						return err
-					}
-				}
 			}
 		}
 		if needSlot {
 			out.Writer = true
-			if _, err := tx.exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
-				return err
-			}
-			if _, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil), a.Writer.Shared); err != nil {
+			if err := takeWriterIn(ctx, tx, a, at); err != nil {
 				return err
 			}
 		}
@@ -123,6 +112,33 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		return nil, fmt.Errorf("sqlite: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
 	}
 	return out, nil
+}
+
+// beginReservingIn begins a's operation in tx unless it exists (out.Existing
+// then), and when it began reserves a's quotas for it, at at.
+func beginReservingIn(ctx context.Context, tx *writeTx, a *store.Admission, opArgs []any, at int64, out *store.Admitted) (err error) {
+	if out.Existing, err = beginIn(ctx, tx, opArgs, a.Operation.Key); err != nil {
+		return err
+	}
+	out.Began = out.Existing == nil
+	if out.Began {
+		for _, q := range a.Quotas {
+			if _, err := tx.exec(ctx, reserveQuotaSQL, q.Quota, q.Key, a.Operation.Key, q.Amount, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// takeWriterIn gives a.Writer the run's writer slot in tx, after purging
+// the claims whose lease ended before at.
+func takeWriterIn(ctx context.Context, tx *writeTx, a *store.Admission, at int64) error {
+	if _, err := tx.exec(ctx, purgeWritersSQL, a.RunID, at); err != nil {
+		return err
+	}
+	_, err := tx.exec(ctx, takeWriterSQL, a.RunID, a.Writer.Holder, a.Writer.Owner, nanos(a.Writer.LeaseUntil), a.Writer.Shared)
+	return err
 }
 
 // quotaCheckIn returns the first claim that would pass its limit, or nil.
