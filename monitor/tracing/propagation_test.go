@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/monitor/tracing"
 	"github.com/toolgate/toolgate/pipeline"
@@ -264,4 +265,43 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Without an exporter nothing is recorded, but the caller's trace context
+// still reaches the dependency unchanged, and its trace id is in the row.
+func TestTraceContextPassesThroughWithoutTracing(t *testing.T) {
+	dep := newPayments(t, "cust_1")
+	raw, err := os.ReadFile("testdata/refunds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(raw, "", func(k string) (string, bool) { return dep.srv.URL, k == "PAYMENTS_URL" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, _, err := tracing.Setup(context.Background(), config.Telemetry{Traces: "none"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Tracer: tracing.Tracer(tp), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	run, err := gw.StartRun(t.Context(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := tracectx.FromHeader(t.Context(), http.Header{"Traceparent": {callerParent}})
+	res, err := gw.Do(ctx, &toolgate.Call{RunID: run.ID, Tool: "get_order", Args: json.RawMessage(`{"order_id":"ORD-1"}`)})
+	if err != nil || !res.OK {
+		t.Fatalf("get_order: %v %+v", err, res)
+	}
+	if got := dep.header("GET /orders/ORD-1").Get("Traceparent"); got != callerParent {
+		t.Errorf("the dependency received traceparent %q, want the caller's %q", got, callerParent)
+	}
+	rows, err := gw.History(t.Context(), run.ID)
+	if err != nil || len(rows) != 1 || rows[0].TraceID != callerTrace {
+		t.Errorf("rows %+v (%v), want one with the caller's trace id", rows, err)
+	}
 }
