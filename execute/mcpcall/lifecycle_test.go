@@ -1,11 +1,13 @@
 package mcpcall_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,5 +115,21 @@ func TestHTTPServerRestartSurvived(t *testing.T) {
 	}
 	if c := restarted.Counts(); c.Pay != 1 {
 		t.Errorf("the restarted server was paid %d times, want 1", c.Pay)
+	}
+}
+
+// TestStdioServerStoppedOnClose: closing the gateway stops the subprocess
+// (and reaps it): no process is left behind.
+func TestStdioServerStoppedOnClose(t *testing.T) {
+	b := setup(t, transports[1])
+	pid := b.counts(t).PID
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the server process %d is not running: %v", pid, err)
+	}
+	if err := b.gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("after Close, process %d: %v, want no such process", pid, err)
 	}
 }

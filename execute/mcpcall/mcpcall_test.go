@@ -38,7 +38,7 @@ func TestImport(t *testing.T) {
 					t.Errorf("%s: source %+v", name, tool.Source)
 				}
 			}
-			if got := cfg.Tools["slow_read"].Timeout.Read.D(); got != 300*time.Millisecond {
+			if got := cfg.Tools["slow_read"].Timeout.Read.D(); got != time.Second {
 				t.Errorf("override of slow_read's read timeout: %s", got)
 			}
 			if req := cfg.Tools["pay"].InputSchema["required"]; !slices.Equal(toStrings(req), []string{"order_id", "amount"}) {

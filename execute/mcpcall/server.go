@@ -102,7 +102,9 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		cmd.Stderr = s.opts.Stderr
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
 	} else {
-		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http, MaxRetries: -1,
+		// The SDK's reconnects (its default 5) resume a broken event stream
+		// with GET and Last-Event-ID; they never send a request again.
+		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http,
 			MaxEventSize: execute.DefaultMaxResponseBytes}
 	}
 	var conn *trackedConn

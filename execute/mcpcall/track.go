@@ -143,7 +143,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}))
 	}
 	resp, err := t.base.RoundTrip(req)
-	if tr := trackerOf(req.Context()); err == nil && tr != nil && req.Method == http.MethodPost {
+	if tr := trackerOf(req.Context()); err == nil && tr != nil { // the POST, or a GET resuming its stream
 		resp.Body = &answerBody{ReadCloser: resp.Body, tr: tr, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
 	}
 	return resp, err
@@ -152,10 +152,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // maxAnswerBytes bounds what answerBody keeps of one message.
 const maxAnswerBytes = 8 << 20
 
-// answerBody reads the answer to a tracked tools/call POST as the SDK reads
-// it, and keeps the raw result of the JSON-RPC response in it (an SSE event
-// or the whole JSON body), so that numbers stay exact. The result is kept
-// before the SDK gets the bytes that complete it.
+// answerBody reads the answer to a tracked tools/call (its POST, or the GET
+// that resumes its event stream) as the SDK reads it, and keeps the raw
+// result of the JSON-RPC response in it (an SSE event or the whole JSON
+// body), so that numbers stay exact. The result is kept before the SDK gets
+// the bytes that complete it.
 type answerBody struct {
 	io.ReadCloser
 	tr   *tracker
