@@ -12,19 +12,30 @@ import (
 // flight's cfg, the one it was admitted under.
 func (p *Pipeline) val() *validate.Validator { return p.cur.Load().validator }
 
-// SetTools compiles cfg (normalized) and makes it the pipeline's tools for
-// the calls admitted after it returns: the imported tools of an MCP server
-// that changed its list, for example. Unlike Reload it keeps every breaker
-// and retry budget: the dependencies are the same. On an error the tools
-// stay as they were.
-func (p *Pipeline) SetTools(cfg *config.Config) error {
+// swap compiles cfg (normalized) and makes it the configuration of the
+// calls admitted from now on, returning the one it replaced (nil the first
+// time). When cfg does not compile, or asks for limits the store cannot
+// keep, nothing changes. New, Reload and SetTools all go through it.
+func (p *Pipeline) swap(cfg *config.Config) (*live, error) {
 	if cfg == nil {
-		return errors.New("pipeline: SetTools needs a config")
+		return nil, errors.New("pipeline: no configuration")
 	}
 	v, err := validate.Compile(cfg, p.env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p.cur.Store(&live{tools: cfg, validator: v})
-	return nil
+	if err := p.checkLimiter(v); err != nil {
+		return nil, err
+	}
+	return p.cur.Swap(&live{tools: cfg, validator: v}), nil
+}
+
+// SetTools makes cfg (normalized) the pipeline's tools for the calls
+// admitted after it returns: the imported tools of an MCP server that
+// changed its list, for example. Unlike Reload it keeps every breaker and
+// retry budget: the dependencies are the same. On an error the tools stay
+// as they were.
+func (p *Pipeline) SetTools(cfg *config.Config) error {
+	_, err := p.swap(cfg)
+	return err
 }

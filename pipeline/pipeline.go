@@ -116,10 +116,6 @@ func New(cfg *Config) (*Pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	v, err := validate.Compile(cfg.Tools, env)
-	if err != nil {
-		return nil, err
-	}
 	p := &Pipeline{
 		env:    env,
 		store:  cfg.Store,
@@ -132,9 +128,15 @@ func New(cfg *Config) (*Pipeline, error) {
 		margin: cfg.LeaseMargin,
 		tracer: cfg.Tracer,
 	}
-	p.cur.Store(&live{tools: cfg.Tools, validator: v})
-	p.fencer = store.FencerOf(cfg.Store)
+	// The store's optional interfaces, found through wrappers (store.As):
+	// a wrapper must never silently drop the limits, the fence or the
+	// one-write admission.
+	p.limiter, _ = store.As[store.Limiter](cfg.Store)
+	p.fencer, _ = store.As[store.Fencer](cfg.Store)
 	p.admitter, _ = store.As[store.Admitter](cfg.Store)
+	if _, err := p.swap(cfg.Tools); err != nil {
+		return nil, err
+	}
 	if p.clock == nil {
 		p.clock = clock.Real{}
 	}
@@ -156,10 +158,6 @@ func New(cfg *Config) (*Pipeline, error) {
 	if p.exec == nil {
 		p.httpExec = execute.NewHTTP(execute.HTTPOptions{Clock: p.clock})
 		p.exec = &execute.Router{HTTP: p.httpExec}
-	}
-	p.limiter = limiterOf(p.store)
-	if err := p.checkLimiter(); err != nil {
-		return nil, err
 	}
 	p.breakers = breaker.NewSet(p.clock)
 	p.budgets = retry.NewBudgets()

@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"errors"
-
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/validate"
 )
@@ -28,14 +26,10 @@ type live struct {
 // service say nothing about another; those of a removed dependency are
 // dropped.
 func (p *Pipeline) Reload(cfg *config.Config) error {
-	if cfg == nil {
-		return errors.New("pipeline: Reload needs a config")
-	}
-	v, err := validate.Compile(cfg, p.env)
+	old, err := p.swap(cfg)
 	if err != nil {
 		return err
 	}
-	old := p.cur.Swap(&live{tools: cfg, validator: v})
 	for name, was := range old.tools.Dependencies {
 		now := cfg.Dependencies[name]
 		if now == nil || was == nil || now.BaseURL != was.BaseURL {

@@ -318,22 +318,13 @@ func quotaWindow(f *flight, name string) time.Duration {
 	return 0
 }
 
-// limiterOf finds the store's Limiter, through wrappers that say what
-// they wrap (Unwrap() store.Store, as metrics.InstrumentStore does): a
-// wrapper must never silently drop the limits.
-func limiterOf(s store.Store) store.Limiter {
-	l, _ := store.As[store.Limiter](s)
-	return l
-}
-
 // checkLimiter refuses a configuration whose limits the store cannot
 // keep: a tool that reads or changes state, or has quotas, on a store
 // without a Limiter.
-func (p *Pipeline) checkLimiter() error {
+func (p *Pipeline) checkLimiter(v *validate.Validator) error {
 	if p.limiter != nil {
 		return nil
 	}
-	v := p.val()
 	for _, name := range v.Names() {
 		if c, _ := v.Tool(name); c.Limited() {
 			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)

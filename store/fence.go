@@ -44,11 +44,3 @@ type Fencer interface {
 	// this process's current owner id.
 	TakeOver(ctx context.Context, owner string) (bool, error)
 }
-
-// FencerOf returns the Fencer of s, looking through wrappers that expose
-// the store they wrap with an Unwrap() Store method (as an instrumented
-// store does), or nil when s is not shared by several processes.
-func FencerOf(s Store) Fencer {
-	f, _ := As[Fencer](s)
-	return f
-}

@@ -15,8 +15,8 @@ var fenceCases = []testCase{
 // (memory, SQLite) are not.
 func fencer(t *testing.T, s store.Store) store.Fencer {
 	t.Helper()
-	f := store.FencerOf(s)
-	if f == nil {
+	f, ok := store.As[store.Fencer](s)
+	if !ok {
 		t.Skip("this store serves one process: it has no liveness")
 	}
 	return f

@@ -20,9 +20,9 @@ type wrapper struct{ store.Store }
 
 func (w wrapper) Unwrap() store.Store { return w.Store }
 
-// FencerOf finds a Fencer through any depth of Unwrap, and none in a
-// store that is not one.
-func TestFencerOf(t *testing.T) {
+// As finds an optional interface (here Fencer) through any depth of
+// Unwrap, and none in a store that lacks it or a wrapper that hides it.
+func TestAs(t *testing.T) {
 	f := fakeFencer{memory.New()}
 	for _, tc := range []struct {
 		name string
@@ -36,8 +36,8 @@ func TestFencerOf(t *testing.T) {
 		{"wrapped memory", wrapper{memory.New()}, false},
 		{"wrapper without Unwrap", struct{ store.Store }{f}, false},
 	} {
-		if got := store.FencerOf(tc.s) != nil; got != tc.want {
-			t.Errorf("%s: FencerOf found one: %v, want %v", tc.name, got, tc.want)
+		if _, got := store.As[store.Fencer](tc.s); got != tc.want {
+			t.Errorf("%s: As found a Fencer: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
