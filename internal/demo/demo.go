@@ -236,26 +236,9 @@ func throughToolgate(ctx context.Context, o Options, honourKeys bool) (Scenario,
 	if err != nil {
 		return Scenario{}, err
 	}
-	args := map[string]any{"order_id": orderID, "amount_paise": amountPaise, "reason": "damaged in transit"}
-	var res *toolgate.Result
-	var told []string
-	calls := 0
-	for calls < 6 {
-		calls++
-		if res, err = gw.Call(ctx, run.ID, "issue_refund", args); err != nil {
-			return Scenario{}, err
-		}
-		told = append(told, res.Observation)
-		if res.OK || res.Meta.Next != types.NextVerify {
-			break
-		}
-		// The model follows the advice: wait, then repeat the same call.
-		wait := time.Duration(res.Meta.RetryAfterMS) * time.Millisecond
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return Scenario{}, ctx.Err()
-		}
+	res, told, err := actAsModel(ctx, gw, run.ID, "issue_refund")
+	if err != nil {
+		return Scenario{}, err
 	}
 	name := "toolgate, provider honours Idempotency-Key"
 	if !honourKeys {
@@ -270,5 +253,30 @@ func throughToolgate(ctx context.Context, o Options, honourKeys bool) (Scenario,
 	c := p.Counts()
 	outcome := string(res.Code())
 	return Scenario{Name: name, Requests: c.Requests, Refunds: c.Refunds, PaidPaise: c.PaidPaise,
-		Calls: calls, Told: res.Observation, Observations: told, Outcome: outcome, ReplayMatches: &rep.Matches}, nil
+		Calls: len(told), Told: res.Observation, Observations: told, Outcome: outcome, ReplayMatches: &rep.Matches}, nil
+}
+
+// actAsModel makes the refund as a model would: one call of tool, then,
+// while the observation says to verify later, the same call again after
+// the advised wait (six calls at the most). It returns the last result and
+// what the model was told after each call.
+func actAsModel(ctx context.Context, gw *toolgate.Gateway, runID, tool string) (*toolgate.Result, []string, error) {
+	args := map[string]any{"order_id": orderID, "amount_paise": amountPaise, "reason": "damaged in transit"}
+	var told []string
+	for {
+		res, err := gw.Call(ctx, runID, tool, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		told = append(told, res.Observation)
+		if res.OK || res.Meta.Next != types.NextVerify || len(told) == 6 {
+			return res, told, nil
+		}
+		// The model follows the advice: wait, then repeat the same call.
+		select {
+		case <-time.After(time.Duration(res.Meta.RetryAfterMS) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
 }

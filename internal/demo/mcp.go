@@ -62,24 +62,9 @@ func throughMCP(ctx context.Context, o Options) (Scenario, error) {
 	if err != nil {
 		return Scenario{}, err
 	}
-	args := map[string]any{"order_id": orderID, "amount_paise": amountPaise, "reason": "damaged in transit"}
-	var res *toolgate.Result
-	var told []string
-	calls := 0
-	for calls < 6 {
-		calls++
-		if res, err = gw.Call(ctx, run.ID, "create_refund", args); err != nil {
-			return Scenario{}, err
-		}
-		told = append(told, res.Observation)
-		if res.OK || res.Meta.Next != types.NextVerify {
-			break
-		}
-		select {
-		case <-time.After(time.Duration(res.Meta.RetryAfterMS) * time.Millisecond):
-		case <-ctx.Done():
-			return Scenario{}, ctx.Err()
-		}
+	res, told, err := actAsModel(ctx, gw, run.ID, "create_refund")
+	if err != nil {
+		return Scenario{}, err
 	}
 	rep, err := gw.Replay(ctx, run.ID)
 	if err != nil {
@@ -90,6 +75,6 @@ func throughMCP(ctx context.Context, o Options) (Scenario, error) {
 	c := p.Counts()
 	verified := res.Meta.Verified
 	return Scenario{Name: "toolgate in front of an MCP server, verify read", Requests: c.Requests, Refunds: c.Refunds,
-		PaidPaise: c.PaidPaise, Calls: calls, Told: res.Observation, Observations: told, Outcome: string(res.Code()),
+		PaidPaise: c.PaidPaise, Calls: len(told), Told: res.Observation, Observations: told, Outcome: string(res.Code()),
 		ReplayMatches: &rep.Matches, Verified: &verified}, nil
 }
