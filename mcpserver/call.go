@@ -129,7 +129,7 @@ func arguments(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	}
 	if raw[0] != '{' {
-		return nil, invalidParams("arguments must be a JSON object of named arguments, got %s", kindOf(raw))
+		return nil, invalidParams("arguments must be a JSON object of named arguments, got %s", types.JSONKind(raw))
 	}
 	return raw, nil
 }
@@ -190,15 +190,3 @@ func (s *server) internal(what string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate could not reach its store while " + what + "; try again later"}
 }
 
-// kindOf names the JSON type of a value that is not an object.
-func kindOf(raw json.RawMessage) string {
-	switch raw[0] {
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/types"
 )
 
 func init() {
@@ -106,21 +106,8 @@ func printJSON(w io.Writer, v any) error {
 // jsonKind names the JSON kind of raw ("an object", "an array", ...) or
 // says it is not JSON.
 func jsonKind(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
 	if !json.Valid(raw) {
 		return "text that is not valid JSON"
 	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return types.JSONKind(raw)
 }
