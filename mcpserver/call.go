@@ -189,4 +189,3 @@ func (s *server) internal(what string, err error) error {
 	s.log.Error("mcp: "+what, "error", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate could not reach its store while " + what + "; try again later"}
 }
-
