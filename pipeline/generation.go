@@ -7,11 +7,6 @@ import (
 	"github.com/toolgate/toolgate/validate"
 )
 
-// val is the compiled configuration new calls are admitted under, for the
-// paths that have no call of their own (exports, what-if). A call uses its
-// flight's cfg, the one it was admitted under.
-func (p *Pipeline) val() *validate.Validator { return p.cur.Load().validator }
-
 // swap compiles cfg (normalized) and makes it the configuration of the
 // calls admitted from now on, returning the one it replaced (nil the first
 // time). When cfg does not compile, or asks for limits the store cannot
