@@ -13,10 +13,6 @@ import (
 	"github.com/toolgate/toolgate/store"
 )
 
-func init() {
-	register("approvals", "list pending approvals, approve or deny one", runApprovals)
-}
-
 func runApprovals(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "approvals", "list|approve ID|deny ID [--by NAME] [--comment TEXT]",
 		"toolgate approvals list --config toolgate.yaml\ntoolgate approvals approve apr_1c2d --by alice --comment \"verified with the customer\"")

@@ -12,10 +12,6 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-func init() {
-	register("call", "run one tool call from the shell and print its result envelope (no server needed)", runCall)
-}
-
 func runCall(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "call", "--tool NAME [--args JSON] (--run RUN | --principal JSON) [--config FILE]",
 		`toolgate call --config toolgate.yaml --principal '{"id":"cust_42","permissions":["refunds:write"]}' \

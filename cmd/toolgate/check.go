@@ -11,10 +11,6 @@ import (
 	"github.com/toolgate/toolgate/validate"
 )
 
-func init() {
-	register("check", "validate a config and list every problem in it", runCheck)
-}
-
 func runCheck(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "check", "--config FILE [--offline]", "toolgate check --config toolgate.yaml\ntoolgate check --config toolgate.yaml --offline   # do not connect to the MCP servers")
 	path := fs.String("config", "toolgate.yaml", "the config file")

@@ -9,10 +9,6 @@ import (
 	"github.com/toolgate/toolgate/internal/demo"
 )
 
-func init() {
-	register("demo", "replay the refund incident: a naive retry loop vs toolgate", runDemo)
-}
-
 func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "demo", "[--speed N] [--json]", "toolgate demo --speed 10 --json")
 	speed := fs.Float64("speed", 1, "divide every duration by this factor (10 runs the 16 s incident in under 2 s)")

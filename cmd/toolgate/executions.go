@@ -15,10 +15,6 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-func init() {
-	register("executions", "export the execution rows (the audit trail) as JSON lines or CSV", runExecutions)
-}
-
 // exportPageSize is how many rows an export reads from the store at a time.
 const exportPageSize = server.MaxListLimit
 

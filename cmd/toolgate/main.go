@@ -17,13 +17,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 )
 
-// command is one subcommand: Run gets the arguments after its name.
+// command is one subcommand of the table in commands.go: run gets the
+// arguments after its name.
 type command struct {
+	name    string
 	summary string
 	run     func(ctx context.Context, env *env, args []string) error
 }
@@ -37,12 +38,6 @@ type env struct {
 
 // errUsage marks a command-line mistake (exit code 2).
 var errUsage = errors.New("usage")
-
-var commands = map[string]command{}
-
-func register(name, summary string, run func(ctx context.Context, env *env, args []string) error) {
-	commands[name] = command{summary: summary, run: run}
-}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,7 +54,7 @@ func run(ctx context.Context, e *env, args []string) int {
 		}
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(e.stderr, "toolgate: unknown command %q\n\n", args[0])
 		usage(e.stderr)
@@ -83,13 +78,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "toolgate: the safe path between an LLM agent and the tools that act on the world.")
 	fmt.Fprintln(w, "\nUsage: toolgate <command> [flags]   (toolgate <command> --help for an example)")
 	fmt.Fprintln(w, "\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 success, 1 failure (the message says why), 2 wrong usage.")
 }
@@ -101,7 +91,8 @@ func flags(e *env, name, synopsis, example string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n", name, synopsis, commands[name].summary)
+		cmd, _ := lookup(name)
+		fmt.Fprintf(w, "Usage: toolgate %s %s\n\n%s\n\nFlags:\n", name, synopsis, cmd.summary)
 		fs.PrintDefaults()
 		fmt.Fprintf(w, "\nExample:\n  %s\n", strings.ReplaceAll(example, "\n", "\n  "))
 	}

@@ -12,26 +12,36 @@ import (
 	"github.com/toolgate/toolgate/server"
 )
 
-func init() {
-	register("mcp", "serve the tools over MCP on stdin/stdout (for MCP hosts)", runMCP)
-	serveHooks = append(serveHooks, serveHook{Mounts: mountMCP})
+// mcpEndpoint is /mcp (MCP over streamable HTTP) on `toolgate serve`. The
+// server's auth runs first; the MCP handler then binds each session to its
+// key. When the serve context ends (shutdown) the sessions' standing
+// streams end, so the graceful shutdown waits only for calls in flight.
+type mcpEndpoint struct {
+	handler *mcpserver.HTTPHandler
+	stop    func() bool
 }
 
-// mountMCP adds /mcp (MCP over streamable HTTP) to `toolgate serve`. The
-// server's auth runs first; the MCP handler then binds each session to its
-// key. When ctx ends (shutdown) the sessions' standing streams end, so the
-// graceful shutdown waits only for calls in flight.
-func mountMCP(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error) {
+// openMCPEndpoint makes the endpoint, whose sessions close when ctx ends.
+func openMCPEndpoint(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) *mcpEndpoint {
 	h := mcpserver.Handler(gw, mcpserver.Options{Logger: log})
-	stop := context.AfterFunc(ctx, h.Close)
-	// The protected-resource metadata (RFC 9728) the 401 of /mcp points to:
-	// bearer keys in the header, no OAuth authorization server.
+	return &mcpEndpoint{handler: h, stop: context.AfterFunc(ctx, h.Close)}
+}
+
+// routes are /mcp and the protected-resource metadata (RFC 9728) its 401
+// points to: bearer keys in the header, no OAuth authorization server.
+func (m *mcpEndpoint) routes() []server.Mount {
 	md := mcpserver.ResourceMetadataHandler("/mcp")
 	return []server.Mount{
-		{Pattern: "/mcp", Handler: h, ResourceMetadata: mcpserver.ResourceMetadataPath + "/mcp"},
+		{Pattern: "/mcp", Handler: m.handler, ResourceMetadata: mcpserver.ResourceMetadataPath + "/mcp"},
 		{Pattern: "GET /.well-known/oauth-protected-resource/mcp", Handler: md, Public: true},
 		{Pattern: "GET /.well-known/oauth-protected-resource", Handler: md, Public: true}, // mcpserver.ResourceMetadataPath
-	}, func() { stop(); h.Close() }, nil
+	}
+}
+
+// close ends the sessions that are left.
+func (m *mcpEndpoint) close() {
+	m.stop()
+	m.handler.Close()
 }
 
 // runMCP serves one MCP session on stdin/stdout. stdout carries protocol

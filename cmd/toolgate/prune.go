@@ -9,10 +9,6 @@ import (
 	"github.com/toolgate/toolgate/internal/storeurl"
 )
 
-func init() {
-	register("prune", "delete old executions and completed operations (never started or unknown ones)", runPrune)
-}
-
 func runPrune(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "prune", "--config FILE --older-than DURATION", "toolgate prune --config toolgate.yaml --older-than 720h")
 	path := fs.String("config", "toolgate.yaml", "the config file")

@@ -11,14 +11,15 @@ import (
 const quotaScrapeTimeout = 2 * time.Second
 
 // quotas reads the quota keys' use for the metrics' gauges; none before
-// the gateway is open, or when the store cannot say.
+// the gateway is attached, or when the store cannot say.
 func (m *monitoring) quotas() []metrics.QuotaUse {
-	if m.gw == nil {
+	gw := m.gw.Load()
+	if gw == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), quotaScrapeTimeout)
 	defer cancel()
-	uses, err := m.gw.QuotaUsage(ctx)
+	uses, err := gw.QuotaUsage(ctx)
 	if err != nil {
 		return nil
 	}

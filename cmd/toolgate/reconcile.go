@@ -11,10 +11,6 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-func init() {
-	register("reconcile", "settle every operation whose outcome is unknown by its verify read", runReconcile)
-}
-
 func runReconcile(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "reconcile", "--config FILE [--json]", "toolgate reconcile --config toolgate.yaml")
 	path := fs.String("config", "toolgate.yaml", "the config file")

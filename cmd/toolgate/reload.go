@@ -13,10 +13,9 @@ import (
 // watchReload reloads the config file at path on every SIGHUP: a valid new
 // config applies to the calls admitted after it (those in flight finish
 // under the old one); an invalid one is refused, every problem logged, and
-// the old one stays. Each hook's Reloaded is told about a config that went
-// live. The returned func stops watching; call it before the gateway
-// closes.
-func watchReload(gw *toolgate.Gateway, path string, log *slog.Logger, hooks []serveHook) (stop func()) {
+// the old one stays. onReload is told about a config that went live. The
+// returned func stops watching; call it before the gateway closes.
+func watchReload(gw *toolgate.Gateway, path string, log *slog.Logger, onReload func(*config.Config)) (stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -27,11 +26,7 @@ func watchReload(gw *toolgate.Gateway, path string, log *slog.Logger, hooks []se
 			select {
 			case <-sigs:
 				if cfg := reload(gw, path, log); cfg != nil {
-					for _, h := range hooks {
-						if h.Reloaded != nil {
-							h.Reloaded(cfg)
-						}
-					}
+					onReload(cfg)
 				}
 			case <-done:
 				return

@@ -9,10 +9,6 @@ import (
 	"github.com/toolgate/toolgate"
 )
 
-func init() {
-	register("replay", "rebuild a run's state from its log and say whether it matches (exit 1 if not)", runReplay)
-}
-
 // replayReport is what `toolgate replay --json` prints.
 type replayReport struct {
 	RunID       string          `json:"run_id"`

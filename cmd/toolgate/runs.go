@@ -18,10 +18,6 @@ import (
 	"github.com/toolgate/toolgate/server"
 )
 
-func init() {
-	register("runs", "show a run: its principal, state and history as a timeline", runRuns)
-}
-
 func runRuns(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "runs", "show RUN [--config FILE] [--json] [--full]",
 		"toolgate runs show run_8c1f --config toolgate.yaml\ntoolgate runs show run_8c1f --json")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/toolgate/toolgate"
@@ -16,31 +17,15 @@ import (
 	"github.com/toolgate/toolgate/server"
 )
 
-func init() {
-	register("serve", "run the HTTP API until SIGTERM (then finish the calls in flight); SIGHUP reloads the config", runServe)
-}
-
-// serveHook lets another subsystem (stats, metrics, dashboard, MCP,
-// approvals) join `toolgate serve` from its own file's init(), without
-// editing this one.
-type serveHook struct {
-	// Before, when set, runs before the gateway opens: it may add sinks
-	// (or other options) to opts.
-	Before func(ctx context.Context, cfg *config.Config, opts *toolgate.Options) error
-	// Mounts, when set, runs once the gateway is open and returns routes
-	// to add, and a cleanup (may be nil) run after the server has stopped.
-	Mounts func(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) ([]server.Mount, func(), error)
-	// Reloaded, when set, is told about a config that went live on
-	// SIGHUP (after the gateway's own reload).
-	Reloaded func(cfg *config.Config)
-}
-
-// serveHooks are registered by other files' init().
-var serveHooks []serveHook
-
 // exitNow ends the process on a second signal.
 var exitNow = os.Exit
 
+// runServe wires `toolgate serve` in one place, in this order: the
+// monitoring (store, stats, metrics, traces), the gateway on its store and
+// sinks, the MCP endpoint, then the server with the API's own routes (runs,
+// calls, executions, tools, approvals, quotas, config, openapi, healthz)
+// and the routes of each subsystem; then it listens until ctx ends. The
+// deferred closes run in reverse: MCP sessions, gateway, monitoring.
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--shutdown-timeout D] [--lease-margin D]",
 		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
@@ -70,56 +55,55 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if *leaseMargin < 0 {
 		return fmt.Errorf("%w: --lease-margin %s: must not be negative", errUsage, *leaseMargin)
 	}
-	opts := toolgate.Options{Config: cfg, StoreFromConfig: true, Logger: logger, LeaseMargin: *leaseMargin}
-	for _, h := range serveHooks {
-		if h.Before != nil {
-			if err := h.Before(ctx, cfg, &opts); err != nil {
-				return err
-			}
-		}
+
+	mon, err := openMonitoring(ctx, cfg, e.stdout, logger)
+	if err != nil {
+		return err
 	}
-	gw, err := toolgate.Open(ctx, opts)
+	defer mon.close(context.WithoutCancel(ctx), logger)
+	gw, err := toolgate.Open(ctx, mon.gatewayOptions(toolgate.Options{Config: cfg, Logger: logger, LeaseMargin: *leaseMargin}))
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
-	var mounts []server.Mount
-	for _, h := range serveHooks {
-		if h.Mounts == nil {
-			continue
-		}
-		m, cleanup, err := h.Mounts(ctx, gw, logger)
-		if err != nil {
-			return err
-		}
-		if cleanup != nil {
-			defer cleanup()
-		}
-		mounts = append(mounts, m...)
-	}
-	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: *shutdown, Mounts: mounts})
+	mon.attach(gw)
+	mcp := openMCPEndpoint(ctx, gw, logger)
+	defer mcp.close()
+	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: *shutdown,
+		Mounts: slices.Concat(mon.routes(), dashboardRoutes(gw), mcp.routes())})
 	if err != nil {
 		return err
 	}
+
 	addr := *listen
 	if addr == "" {
 		addr = cfg.Listen
 	}
-	if err := srv.CheckAddr(addr); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenOn(srv, addr)
 	if err != nil {
 		return err
 	}
-	if err := srv.CheckListener(ln); err != nil {
-		ln.Close()
-		return err
-	}
 	defer exitOnSecondSignal(logger)()
-	defer watchReload(gw, *path, logger, serveHooks)()
+	defer watchReload(gw, *path, logger, mon.reloaded)()
 	fmt.Fprintf(e.stderr, "toolgate listening on http://%s\n", ln.Addr())
 	return srv.Serve(ctx, ln)
+}
+
+// listenOn listens on addr once the server has accepted it: without keys
+// only a loopback address is allowed, checked before and after listening.
+func listenOn(srv *server.Server, addr string) (net.Listener, error) {
+	if err := srv.CheckAddr(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.CheckListener(ln); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 // newLogger makes the slog logger of --log-format and --log-level.

@@ -13,16 +13,16 @@ import (
 	"github.com/toolgate/toolgate/internal/sim"
 )
 
-func init() {
-	register("sim", "run a simulated dependency (the payments provider) for examples and trials", runSim)
-}
-
-// sims are the simulators `toolgate sim` can run.
-var sims = map[string]func(ctx context.Context, e *env, args []string) error{
-	"payments": runSimPayments,
+// simulators are the simulators `toolgate sim` can run (a function, not a
+// variable: the runs refer back to the command table through flags).
+func simulators() map[string]func(ctx context.Context, e *env, args []string) error {
+	return map[string]func(ctx context.Context, e *env, args []string) error{
+		"payments": runSimPayments,
+	}
 }
 
 func runSim(ctx context.Context, e *env, args []string) error {
+	sims := simulators()
 	names := make([]string, 0, len(sims))
 	for n := range sims {
 		names = append(names, n)

@@ -16,10 +16,6 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-func init() {
-	register("stats", "per-tool calls, error and retry rates, latency percentiles and timeout advice", runStats)
-}
-
 // statsReplica names the CLI's (empty) aggregator: it records nothing and
 // saves nothing, it only reads what servers saved.
 const statsReplica = "toolgate-stats-cli"

@@ -11,10 +11,6 @@ import (
 	"github.com/toolgate/toolgate/export"
 )
 
-func init() {
-	register("tools", "print the tool list for OpenAI, Anthropic or MCP", runTools)
-}
-
 func runTools(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "tools", "[--config FILE] [--format openai|openai-responses|anthropic|mcp] [--key NAME] [--offline]",
 		"toolgate tools --config toolgate.yaml --format openai --key support-bot > tools.json\n"+

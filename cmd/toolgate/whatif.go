@@ -13,10 +13,6 @@ import (
 	"github.com/toolgate/toolgate/internal/whatif"
 )
 
-func init() {
-	register("whatif", "re-judge recorded calls under another config (offline; nothing is executed)", runWhatif)
-}
-
 func runWhatif(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "whatif", "--config NEW.yaml (--run RUN | --since 24h) [--json]",
 		"toolgate whatif --config toolgate.new.yaml --run run_8c1f\ntoolgate whatif --config toolgate.new.yaml --since 24h --json")

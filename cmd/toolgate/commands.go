@@ -1,0 +1,34 @@
+package main
+
+// commands is every subcommand, in the order `toolgate help` lists them
+// (by name). A new subcommand gets its line here and a run function of its
+// own file; nothing registers itself.
+func commands() []command {
+	return []command{
+		{name: "approvals", summary: "list pending approvals, approve or deny one", run: runApprovals},
+		{name: "call", summary: "run one tool call from the shell and print its result envelope (no server needed)", run: runCall},
+		{name: "check", summary: "validate a config and list every problem in it", run: runCheck},
+		{name: "demo", summary: "replay the refund incident: a naive retry loop vs toolgate", run: runDemo},
+		{name: "executions", summary: "export the execution rows (the audit trail) as JSON lines or CSV", run: runExecutions},
+		{name: "mcp", summary: "serve the tools over MCP on stdin/stdout (for MCP hosts)", run: runMCP},
+		{name: "prune", summary: "delete old executions and completed operations (never started or unknown ones)", run: runPrune},
+		{name: "reconcile", summary: "settle every operation whose outcome is unknown by its verify read", run: runReconcile},
+		{name: "replay", summary: "rebuild a run's state from its log and say whether it matches (exit 1 if not)", run: runReplay},
+		{name: "runs", summary: "show a run: its principal, state and history as a timeline", run: runRuns},
+		{name: "serve", summary: "run the HTTP API until SIGTERM (then finish the calls in flight); SIGHUP reloads the config", run: runServe},
+		{name: "sim", summary: "run a simulated dependency (the payments provider) for examples and trials", run: runSim},
+		{name: "stats", summary: "per-tool calls, error and retry rates, latency percentiles and timeout advice", run: runStats},
+		{name: "tools", summary: "print the tool list for OpenAI, Anthropic or MCP", run: runTools},
+		{name: "whatif", summary: "re-judge recorded calls under another config (offline; nothing is executed)", run: runWhatif},
+	}
+}
+
+// lookup finds the subcommand called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
