@@ -1,7 +1,11 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,6 +73,30 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	for name := range names {
 		if !strings.Contains(errOut, "\n  "+name+" ") {
 			t.Errorf("the usage after an unknown command does not list %q", name)
+		}
+	}
+}
+
+// Nothing in this package wires itself from init(): the command table and
+// runServe's sequence are the whole wiring.
+func TestNoInitWiring(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "init" {
+				t.Errorf("%s has an init(): add a subcommand to commands.go, a serve subsystem to runServe", fset.Position(fn.Pos()))
+			}
 		}
 	}
 }
