@@ -49,7 +49,7 @@ type Options struct {
 	// MaxDepth bounds the nesting of a JSON body. Default 64.
 	MaxDepth int
 	// Mounts are routes other packages add (stats, metrics, dashboard,
-	// MCP, approvals).
+	// MCP); the approvals and the OpenAPI document are the server's own.
 	Mounts []Mount
 	// ShutdownTimeout is how long Serve lets in-flight requests finish once
 	// its context ends. Default 30s.
