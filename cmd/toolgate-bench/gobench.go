@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -23,6 +24,8 @@ type goBench struct {
 	Mem bool
 	// Why says what the figures are for.
 	Why string
+	// Env is added to the go command's environment ("NAME=value").
+	Env []string
 }
 
 // args is the go command line of b.
@@ -65,6 +68,9 @@ type benchResult struct {
 func runGoBench(ctx context.Context, dir string, b goBench) ([]*benchResult, string, error) {
 	cmd := exec.CommandContext(ctx, "go", b.args()...)
 	cmd.Dir = dir
+	if len(b.Env) > 0 {
+		cmd.Env = append(os.Environ(), b.Env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
