@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,9 +38,15 @@ const (
 // per test binary.
 const historyEnv = "TOOLGATE_BENCH_HISTORY_DB"
 
-// historyNext numbers the benchmarked calls, so that no call repeats an
-// operation of an earlier one, even on a reused file.
-var historyNext atomic.Int64
+// historyNext numbers the benchmarked calls from a random start, so that
+// no call repeats an operation of an earlier one, even one of an earlier
+// process on a reused file (a repeat would be a replay: no admission, no
+// fsync).
+var historyNext = func() *atomic.Int64 {
+	var n atomic.Int64
+	n.Store(rand.Int64N(1 << 52))
+	return &n
+}()
 
 // BenchmarkHistory is one call at one caller through the whole pipeline on
 // a SQLite file (the default durability), side by side: on a fresh file
@@ -52,7 +59,13 @@ func BenchmarkHistory(b *testing.B) {
 	for _, effect := range []types.Effect{types.EffectWrite, types.EffectRead} {
 		b.Run(string(effect), func(b *testing.B) {
 			b.Run("fresh", func(b *testing.B) {
-				path := filepath.Join(b.TempDir(), "toolgate.db")
+				// Beside the seeded file: the same file system and directory.
+				dir, err := os.MkdirTemp(filepath.Dir(seeded), "fresh-")
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { os.RemoveAll(dir) })
+				path := filepath.Join(dir, "toolgate.db")
 				gw := openHistoryGateway(b, path)
 				if _, err := gw.StartRun(b.Context(), toolgate.RunOptions{ID: historyRun, Principal: toolgate.Principal{ID: "u"}}); err != nil {
 					b.Fatal(err)
@@ -73,8 +86,12 @@ func measureHistoryCalls(b *testing.B, gw *toolgate.Gateway, tool string) {
 	call := func() {
 		args := json.RawMessage(fmt.Sprintf(`{"n":%d}`, historyNext.Add(1)))
 		res, err := gw.Do(ctx, &toolgate.Call{RunID: historyRun, Tool: tool, Args: args, CallID: "c"})
-		if err == nil && !res.OK {
+		switch {
+		case err != nil:
+		case !res.OK:
 			err = fmt.Errorf("%s: %s: %s", tool, res.Error.Code, res.Error.Message)
+		case res.Meta.Replayed:
+			err = fmt.Errorf("%s %s: replayed, not a new call", tool, args)
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -67,7 +67,7 @@ func goBenches(quick bool, historyDB string) []goBench {
 			Why: "validation alone"},
 		{Pkg: "./pipeline/", Pattern: "^BenchmarkRecordedCalls$", Count: n(3),
 			Why: "recorded write calls per second, whole pipeline with the store, 1/8/64 callers (PostgreSQL only with TOOLGATE_TEST_POSTGRES)"},
-		{Pkg: "./bench/", Pattern: "^BenchmarkHistory$", Count: n(5), Benchtime: historyBenchtime(quick),
+		{Pkg: "./bench/", Pattern: "^BenchmarkHistory$", Count: n(6), Benchtime: historyBenchtime(quick), Interleave: true,
 			Env: []string{historyEnv + "=" + historyDB},
 			Why: "one call at one caller on SQLite, on a fresh file and on a run at step 1,000,000 in a file of 10 million execution rows and operations (seeded once into " + historyDB + ")"},
 		{Pkg: "./store/sqlite/", Pattern: "^BenchmarkCommit$", Count: n(3),
@@ -82,9 +82,9 @@ const historyEnv = "TOOLGATE_BENCH_HISTORY_DB"
 
 func historyBenchtime(quick bool) string {
 	if quick {
-		return "100x"
+		return "300ms"
 	}
-	return "300x"
+	return "1s"
 }
 
 // defaultHistoryDB is where BenchmarkHistory's seeded file is kept across
