@@ -57,7 +57,7 @@ func writeTargets(b *strings.Builder, d *reportData) {
 			for i, f := range top {
 				parts[i] = fmt.Sprintf("`%s` %.1f%%", f.Symbol, f.Percent)
 			}
-			p("Top own CPU of `toolgate serve` under this load (%s): %s.\n\n", sum.Name, strings.Join(parts, ", "))
+			p("Top own CPU of `toolgate serve` under this load (%s, samples: %s): %s.\n\n", sum.Name, sum.Samples, strings.Join(parts, ", "))
 		}
 	}
 }
@@ -87,7 +87,7 @@ func writeProfiles(b *strings.Builder, d *reportData) {
 	p("reported). Own: the share of samples in the function itself; inclusive: with all it calls (selected frames:\n")
 	p("toolgate's own, SQLite's commit and fsync, the garbage collector, JSON, HTTP serving, syscalls).\n\n")
 	for _, sum := range d.Profiles {
-		p("### %s\n\n| own | function |\n|---:|---|\n", sum.Name)
+		p("### %s\n\nSamples: %s.\n\n| own | function |\n|---:|---|\n", sum.Name, sum.Samples)
 		for _, f := range sum.Self {
 			p("| %.1f%% | `%s` |\n", f.Percent, f.Symbol)
 		}

@@ -97,6 +97,8 @@ type profileSummary struct {
 	Inclusive []profileFrame `json:"inclusive"`
 	// Self are the frames with the largest own share, at most 15.
 	Self []profileFrame `json:"self"`
+	// Samples is perf's count of samples in the profile, as it says it.
+	Samples string `json:"samples"`
 }
 
 // profileFrame is one function's share of a profile's samples.
@@ -115,6 +117,9 @@ func summarise(file string) (*profileSummary, []byte, error) {
 	sum := &profileSummary{Name: filepath.Base(file)}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
+		if rest, ok := strings.CutPrefix(line, "# Samples: "); ok && sum.Samples == "" {
+			sum.Samples = strings.TrimSpace(rest)
+		}
 		if strings.HasPrefix(line, "#") || len(f) < 4 {
 			continue
 		}

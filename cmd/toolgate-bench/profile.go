@@ -27,7 +27,7 @@ func profileLoad(ctx context.Context, data *reportData, lf *loadFlags, bin, dir 
 	if err != nil {
 		return err
 	}
-	o.Rounds, o.Concurrency, o.Duration, o.Warmup = 1, []int{profileConcurrency}, 3*time.Second, 500*time.Millisecond
+	o.Rounds, o.Concurrency, o.Duration, o.Warmup = 1, []int{profileConcurrency}, 5*time.Second, 500*time.Millisecond
 	if quick {
 		o.Duration = time.Second
 	}

@@ -12,7 +12,7 @@ import (
 // pipeline.
 func TestEvaluateAgainstTheRunsFloors(t *testing.T) {
 	bench := func(name, unit string, v float64) *benchResult {
-		return &benchResult{Name: name, Median: map[string]float64{unit: v}}
+		return &benchResult{Name: name, Median: map[string]float64{unit: v}, Values: map[string][]float64{unit: {v}}}
 	}
 	d := &reportData{
 		Load: &load.Report{
@@ -51,6 +51,18 @@ func TestEvaluateAgainstTheRunsFloors(t *testing.T) {
 		"pipeline-read":      {true, 1.45, pipelineLimit, ""},
 		"pipeline-write":     {false, 2.0, pipelineLimit, ""},
 		"soak-duplicates":    {false, 0, 0, ""},
+	}
+	paired := func(name string, vs ...float64) *benchResult {
+		return &benchResult{Name: name, Median: map[string]float64{"ns/op": median(vs)}, Values: map[string][]float64{"ns/op": vs}}
+	}
+	// Paired runs: the load doubled in the third; the median of ratios
+	// (1.0x) is not the ratio of medians (1.5x).
+	d.GoBench = append(d.GoBench, &goBenchRun{Results: []*benchResult{
+		paired("BenchmarkHistory/paired/fresh", 100, 100, 400),
+		paired("BenchmarkHistory/paired/history", 100, 150, 400),
+	}})
+	if r := pairedRatio(d, "BenchmarkHistory/paired/history", "BenchmarkHistory/paired/fresh", "ns/op"); !near(r, 1.0) {
+		t.Errorf("paired ratio %g, want 1", r)
 	}
 	for _, tg := range evaluate(d) {
 		w, ok := want[tg.ID]
