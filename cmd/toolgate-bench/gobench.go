@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,11 +25,22 @@ type goBench struct {
 	Mem bool
 	// Why says what the figures are for.
 	Why string
+	// Env is added to the go command's environment ("NAME=value").
+	Env []string
+	// Interleave runs the go command Count times with -count 1 instead of
+	// once with -count Count, so that sub-benchmarks compared with each
+	// other (fresh and history) take turns instead of running each Count
+	// times in a row while the machine's load drifts.
+	Interleave bool
 }
 
 // args is the go command line of b.
 func (b goBench) args() []string {
-	a := []string{"test", "-run", "^$", "-bench", b.Pattern, "-count", strconv.Itoa(b.Count)}
+	count := b.Count
+	if b.Interleave {
+		count = 1
+	}
+	a := []string{"test", "-run", "^$", "-bench", b.Pattern, "-count", strconv.Itoa(count)}
 	if b.Benchtime != "" {
 		a = append(a, "-benchtime", b.Benchtime)
 	}
@@ -38,7 +51,13 @@ func (b goBench) args() []string {
 }
 
 // Command is b as a shell command.
-func (b goBench) Command() string { return "go " + strings.Join(quoteArgs(b.args()), " ") }
+func (b goBench) Command() string {
+	c := "go " + strings.Join(quoteArgs(b.args()), " ")
+	if b.Interleave {
+		c = fmt.Sprintf("for i in $(seq %d); do %s; done", b.Count, c)
+	}
+	return c
+}
 
 func quoteArgs(args []string) []string {
 	out := make([]string, len(args))
@@ -63,18 +82,58 @@ type benchResult struct {
 
 // runGoBench runs b in dir and parses its output.
 func runGoBench(ctx context.Context, dir string, b goBench) ([]*benchResult, string, error) {
-	cmd := exec.CommandContext(ctx, "go", b.args()...)
-	cmd.Dir = dir
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return nil, out.String(), fmt.Errorf("%s: %w\n%s", b.Command(), err, out.String())
+	run := func(wd, name string, args ...string) error {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = wd
+		if len(b.Env) > 0 {
+			cmd.Env = append(os.Environ(), b.Env...)
+		}
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s: %w\n%s", b.Command(), err, out.String())
+		}
+		return nil
+	}
+	if !b.Interleave {
+		if err := run(dir, "go", b.args()...); err != nil {
+			return nil, out.String(), err
+		}
+	} else if err := runInterleaved(dir, b, run); err != nil {
+		return nil, out.String(), err
 	}
 	res := parseBench(out.String())
 	if len(res) == 0 {
 		return nil, out.String(), fmt.Errorf("%s: no benchmark ran\n%s", b.Command(), out.String())
 	}
 	return res, out.String(), nil
+}
+
+// runInterleaved builds b's test binary once and runs it b.Count times
+// with -count 1, in the package's directory as go test would.
+func runInterleaved(dir string, b goBench, run func(wd, name string, args ...string) error) error {
+	tmp, err := os.MkdirTemp("", "toolgate-bench-test-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bench.test")
+	if err := run(dir, "go", "test", "-c", "-o", bin, b.Pkg); err != nil {
+		return err
+	}
+	args := []string{"-test.run", "^$", "-test.bench", b.Pattern, "-test.count", "1"}
+	if b.Benchtime != "" {
+		args = append(args, "-test.benchtime", b.Benchtime)
+	}
+	if b.Mem {
+		args = append(args, "-test.benchmem")
+	}
+	for range b.Count {
+		if err := run(filepath.Join(dir, b.Pkg), bin, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // procsSuffix is the -GOMAXPROCS suffix of a benchmark's name.

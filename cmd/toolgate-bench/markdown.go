@@ -27,24 +27,7 @@ func markdown(d *reportData) string {
 	p("`toolgate serve` share its %d cores, so a load average above the core count means other work competed for them\n", m.Cores)
 	p("and the figures are noisy (throughput low, latency tails long).\n\n")
 
-	p("## Targets\n\n")
-	met := 0
-	for _, t := range d.Targets {
-		if t.Pass {
-			met++
-		}
-	}
-	p("%d of %d met.\n\n", met, len(d.Targets))
-	p("| target | measured | goal | result |\n|---|---:|---:|---|\n")
-	for _, t := range d.Targets {
-		result := "met"
-		if !t.Pass {
-			result = "**missed**: " + t.Gap
-		}
-		p("| %s | %s | %s | %s |\n", t.Name, t.Measured, t.Goal, result)
-	}
-	p("\n")
-
+	writeTargets(&b, d)
 	if d.Load != nil {
 		writeLoad(&b, d)
 	}
@@ -52,6 +35,7 @@ func markdown(d *reportData) string {
 	if d.Soak != nil {
 		writeSoak(&b, d.SoakCommand, d.Soak)
 	}
+	writeProfiles(&b, d)
 	return b.String()
 }
 
@@ -98,6 +82,10 @@ func writeLoad(b *strings.Builder, d *reportData) {
 			group(r.ReadAddedP99us, 0), group(r.WriteAddedP99us, 0))
 	}
 	p("\nAdded latency is the path's percentile minus the direct path's at the same concurrency.\n\n")
+	if f := d.Fsync; f != nil {
+		p("fsync on this disk, measured in the same run beside the SQLite file (%s writes of %d bytes, each followed by\n", group(float64(f.Syncs), 0), f.Bytes)
+		p("`fsync`, as the SQLite store's WAL sync makes it): p50 %s, p90 %s, p99 %s.\n\n", fmtUS(f.P50us), fmtUS(f.P90us), fmtUS(f.P99us))
+	}
 	for _, r := range l.Results {
 		if r.FirstError != "" {
 			p("First error of %s at %d callers: `%s`\n\n", r.Label, r.Concurrency, r.FirstError)

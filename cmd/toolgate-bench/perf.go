@@ -71,10 +71,9 @@ func (p *profiler) report(w io.Writer) error {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	for _, file := range p.files {
-		out, err := exec.Command("perf", "report", "-i", file, "--stdio", "--children", "--sort", "symbol",
-			"-g", "none", "--percent-limit", "0.5").Output()
+		sum, out, err := summarise(file)
 		if err != nil {
-			return fmt.Errorf("perf report %s: %w", file, err)
+			return err
 		}
 		txt := strings.TrimSuffix(file, ".data") + ".txt"
 		if err := os.WriteFile(txt, out, 0o644); err != nil {
@@ -82,17 +81,87 @@ func (p *profiler) report(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\nCPU profile of toolgate serve, %s: inclusive %% of samples (a function with all it calls), selected frames\n(all frames: %s; call graphs: perf report -i %s):\n",
 			filepath.Base(file), txt, file)
-		n := 0
-		for _, line := range strings.Split(string(out), "\n") {
-			f := strings.Fields(line)
-			if strings.HasPrefix(line, "#") || len(f) < 4 || !interesting.MatchString(f[3]) {
-				continue
-			}
-			fmt.Fprintf(w, "  %7s  %s\n", f[0], f[3])
-			if n++; n == 45 {
-				break
-			}
+		for _, f := range sum.Inclusive {
+			fmt.Fprintf(w, "  %6.2f%%  %s\n", f.Percent, f.Symbol)
 		}
 	}
 	return nil
+}
+
+// profileSummary is the top of one CPU profile of toolgate serve.
+type profileSummary struct {
+	// Name is the profile's data file, without its directory.
+	Name string `json:"name"`
+	// Inclusive are the interesting frames by inclusive share of the
+	// samples (a function with all it calls), at most 45.
+	Inclusive []profileFrame `json:"inclusive"`
+	// Self are the frames with the largest own share, at most 15.
+	Self []profileFrame `json:"self"`
+	// Samples is perf's count of samples in the profile, as it says it.
+	Samples string `json:"samples"`
+}
+
+// profileFrame is one function's share of a profile's samples.
+type profileFrame struct {
+	Percent float64 `json:"percent"`
+	Symbol  string  `json:"symbol"`
+}
+
+// summarise reads a perf data file: its summary and the whole text report.
+func summarise(file string) (*profileSummary, []byte, error) {
+	out, err := exec.Command("perf", "report", "-i", file, "--stdio", "--children", "--sort", "symbol",
+		"-g", "none", "--percent-limit", "0.5").Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("perf report %s: %w", file, err)
+	}
+	sum := &profileSummary{Name: filepath.Base(file)}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if rest, ok := strings.CutPrefix(line, "# Samples: "); ok && sum.Samples == "" {
+			sum.Samples = strings.TrimSpace(rest)
+		}
+		if strings.HasPrefix(line, "#") || len(f) < 4 {
+			continue
+		}
+		children, err1 := strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64)
+		self, err2 := strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		sym := f[3]
+		if interesting.MatchString(f[3]) && len(sum.Inclusive) < 45 {
+			sum.Inclusive = append(sum.Inclusive, profileFrame{children, sym})
+		}
+		if self >= 0.5 {
+			sum.Self = append(sum.Self, profileFrame{self, sym})
+		}
+	}
+	slices.SortStableFunc(sum.Self, func(a, b profileFrame) int { return cmpFloatDesc(a.Percent, b.Percent) })
+	if len(sum.Self) > 15 {
+		sum.Self = sum.Self[:15]
+	}
+	return sum, out, nil
+}
+
+func cmpFloatDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+// summaries are the summaries of every profile recorded.
+func (p *profiler) summaries() ([]*profileSummary, error) {
+	var out []*profileSummary
+	for _, file := range p.files {
+		sum, _, err := summarise(file)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sum)
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,18 @@ type reportData struct {
 	SoakCommand string        `json:"soak_command"`
 	Soak        *soak.Report  `json:"soak"`
 	GoBench     []*goBenchRun `json:"go_bench"`
-	Seconds     float64       `json:"seconds"`
+	// Fsync is the disk's flush time, beside the load's SQLite file.
+	Fsync *fsyncFigures `json:"fsync"`
+	// ProfileCommand is the load run under perf; Profiles what it found.
+	ProfileCommand string            `json:"profile_command,omitempty"`
+	Profiles       []*profileSummary `json:"profiles,omitempty"`
+	// Warnings are what the report could not measure, and why.
+	Warnings []string `json:"warnings,omitempty"`
+	// Skipped are the phases --skip left out.
+	Skipped []string `json:"skipped,omitempty"`
+	Seconds float64  `json:"seconds"`
+
+	notes map[string]string
 }
 
 // goBenchRun is one `go test -bench` of the report and its figures.
@@ -37,8 +49,9 @@ type goBenchRun struct {
 	Results []*benchResult `json:"results"`
 }
 
-// goBenches are the Go benchmarks of the report.
-func goBenches(quick bool) []goBench {
+// goBenches are the Go benchmarks of the report; historyDB is the seeded
+// file of BenchmarkHistory ("" for a temporary one).
+func goBenches(quick bool, historyDB string) []goBench {
 	n := func(full int) int {
 		if quick {
 			return 1
@@ -54,6 +67,9 @@ func goBenches(quick bool) []goBench {
 			Why: "validation alone"},
 		{Pkg: "./pipeline/", Pattern: "^BenchmarkRecordedCalls$", Count: n(3),
 			Why: "recorded write calls per second, whole pipeline with the store, 1/8/64 callers (PostgreSQL only with TOOLGATE_TEST_POSTGRES)"},
+		{Pkg: "./bench/", Pattern: "^BenchmarkHistory$", Count: n(6), Benchtime: historyBenchtime(quick), Interleave: true,
+			Env: []string{historyEnv + "=" + historyDB},
+			Why: "one call at one caller on SQLite, on a fresh file and on a run at step 1,000,000 in a file of 10 million execution rows and operations (seeded once into " + historyDB + ")"},
 		{Pkg: "./store/sqlite/", Pattern: "^BenchmarkCommit$", Count: n(3),
 			Why: "the SQLite store's commit alone (execution row, operation, state), 1/8/64 committers"},
 		{Pkg: "./monitor/stats/", Pattern: "^BenchmarkQueryMillionCalls$", Count: n(3), Benchtime: "20x",
@@ -61,8 +77,28 @@ func goBenches(quick bool) []goBench {
 	}
 }
 
+// historyEnv names BenchmarkHistory's seeded file (bench/history_test.go).
+const historyEnv = "TOOLGATE_BENCH_HISTORY_DB"
+
+func historyBenchtime(quick bool) string {
+	if quick {
+		return "300ms"
+	}
+	return "1s"
+}
+
+// defaultHistoryDB is where BenchmarkHistory's seeded file is kept across
+// reports: the user's cache directory.
+func defaultHistoryDB() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolgate-bench", "history-10000000.db")
+}
+
 func runReport(ctx context.Context, args []string) error {
-	fs := flagSet("report", "[--out BENCHMARKS.md] [--json BENCHMARKS.json] [--quick]")
+	fs := flagSet("report", "[--out BENCHMARKS.md] [--json BENCHMARKS.json] [--quick] [--skip PHASES] [--benches LIST]")
 	lf := addLoadFlags(fs)
 	sf := addSoakFlags(fs)
 	quick := fs.Bool("quick", false, "a short run (about 2 minutes): 2 load rounds of 1s, a 1,000-call soak, -count 1")
@@ -70,7 +106,14 @@ func runReport(ctx context.Context, args []string) error {
 	jsonOut := fs.String("json", "BENCHMARKS.json", "the JSON figures to write (relative to the module's root; empty: none)")
 	toolgatePath := fs.String("toolgate", "", "the toolgate binary to measure (default: go build ./cmd/toolgate)")
 	noProgress := fs.Bool("no-progress", false, "no progress bar")
+	skipList := fs.String("skip", "", "phases to leave out, comma-separated: load, fsync, profile, bench, soak (their targets show \"not measured\")")
+	benchList := fs.String("benches", "", "run only the Go benchmarks whose pattern holds one of these comma-separated words (e.g. History,Call)")
+	historyDB := fs.String("history-db", defaultHistoryDB(), "BenchmarkHistory's seeded SQLite file: reused when present, else seeded (minutes); empty: a temporary one")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	skip, err := phaseSet(*skipList)
+	if err != nil {
 		return err
 	}
 	root, err := moduleRoot(ctx)
@@ -79,6 +122,14 @@ func runReport(ctx context.Context, args []string) error {
 	}
 	began := time.Now()
 	data := &reportData{Command: strings.TrimSpace("go run ./cmd/toolgate-bench report " + strings.Join(args, " ")), Quick: *quick}
+	if data.notes, err = readNotes(root); err != nil {
+		return err
+	}
+	for _, ph := range phases {
+		if skip[ph] {
+			data.Skipped = append(data.Skipped, ph)
+		}
+	}
 	data.Machine = describeMachine(ctx)
 	data.Machine.LoadAtStart = readLoadAvg()
 	progress := newBar(os.Stderr, *noProgress)
@@ -95,25 +146,9 @@ func runReport(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(work)
 
-	// 1. The load comparison, first, on the freshest machine.
-	lo, err := lf.options(bin, mkdir(work, "load"), *quick, progress)
-	if err != nil {
-		return err
-	}
-	data.LoadCommand = loadCommand(lo)
-	if data.Load, err = load.Run(ctx, lo); err != nil {
-		return err
-	}
-
-	// 2. The Go benchmarks.
-	if data.GoBench, err = runGoBenches(ctx, root, *quick, progress); err != nil {
-		return err
-	}
-
-	// 3. The soak.
-	so := sf.options(bin, mkdir(work, "soak"), *quick, progress)
-	data.SoakCommand = soakCommand(so)
-	if data.Soak, err = soak.Run(ctx, so); err != nil {
+	run := &reportRun{data: data, skip: skip, lf: lf, sf: sf, bin: bin, work: work, root: root, quick: *quick,
+		historyDB: *historyDB, benches: *benchList, progress: progress}
+	if err := run.measure(ctx); err != nil {
 		return err
 	}
 	progress.Done()
@@ -125,19 +160,15 @@ func runReport(ctx context.Context, args []string) error {
 	if err := writeReport(root, *out, *jsonOut, data); err != nil {
 		return err
 	}
-	data.Load.Print(os.Stdout)
-	data.Soak.Print(os.Stdout)
-	printTargets(os.Stdout, data.Targets)
-	fmt.Printf("load average: %s at start, %s at end; %.0fs in all\n", data.Machine.LoadAtStart, data.Machine.LoadAtEnd, data.Seconds)
+	printSummary(data)
 	fmt.Printf("wrote %s\n", inRoot(root, *out))
 	return nil
 }
 
-// runGoBenches runs the Go benchmarks of the report (fewer when quick) in
-// the module at root, one progress step each.
-func runGoBenches(ctx context.Context, root string, quick bool, progress *bar) ([]*goBenchRun, error) {
+// runGoBenches runs the Go benchmarks in the module at root, one
+// progress step each.
+func runGoBenches(ctx context.Context, root string, benches []goBench, progress *bar) ([]*goBenchRun, error) {
 	var runs []*goBenchRun
-	benches := goBenches(quick)
 	progress.Phase("go test -bench", len(benches))
 	for _, b := range benches {
 		res, _, err := runGoBench(ctx, root, b)
@@ -148,6 +179,43 @@ func runGoBenches(ctx context.Context, root string, quick bool, progress *bar) (
 		progress.Add(1)
 	}
 	return runs, nil
+}
+
+// selectBenches keeps the benchmarks whose pattern holds one of the
+// comma-separated words of list (all of them when list is empty).
+func selectBenches(benches []goBench, list string) []goBench {
+	if list == "" {
+		return benches
+	}
+	var out []goBench
+	for _, b := range benches {
+		for _, w := range strings.Split(list, ",") {
+			if w = strings.TrimSpace(w); w != "" && strings.Contains(b.Pattern, w) {
+				out = append(out, b)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// phases are the report's phases, in order, as --skip names them.
+var phases = []string{"load", "fsync", "profile", "bench", "soak"}
+
+// phaseSet parses --skip.
+func phaseSet(list string) (map[string]bool, error) {
+	set := map[string]bool{}
+	if list == "" {
+		return set, nil
+	}
+	for _, ph := range strings.Split(list, ",") {
+		ph = strings.TrimSpace(ph)
+		if !slices.Contains(phases, ph) {
+			return nil, fmt.Errorf("%w: --skip %q: no phase %q (phases: %s)", errUsage, list, ph, strings.Join(phases, ", "))
+		}
+		set[ph] = true
+	}
+	return set, nil
 }
 
 // writeReport writes data as Markdown to out and, unless jsonOut is "", as
@@ -204,4 +272,81 @@ func soakCommand(o soak.Options) string {
 		c += fmt.Sprintf(" --slow %g --unavailable %g --reset %g", f.Slow, f.Unavailable, f.Reset)
 	}
 	return c
+}
+
+// reportRun is one report's measuring: what runReport's flags chose.
+type reportRun struct {
+	data               *reportData
+	skip               map[string]bool
+	lf                 *loadFlags
+	sf                 *soakFlags
+	bin, work, root    string
+	quick              bool
+	historyDB, benches string
+	progress           *bar
+}
+
+// measure runs the report's phases, those --skip leaves, in order.
+func (r *reportRun) measure(ctx context.Context) error {
+	var err error
+	// 1. The load comparison, first, on the freshest machine; then the
+	// disk's fsync where it kept its SQLite file, and CPU profiles of the
+	// server under the same load.
+	loadDir := mkdir(r.work, "load")
+	if !r.skip["load"] {
+		lo, err := r.lf.options(r.bin, loadDir, r.quick, r.progress)
+		if err != nil {
+			return err
+		}
+		r.data.LoadCommand = loadCommand(lo)
+		if r.data.Load, err = load.Run(ctx, lo); err != nil {
+			return err
+		}
+	}
+	if !r.skip["fsync"] {
+		if r.data.Fsync, err = measureFsync(ctx, loadDir, 3000); err != nil {
+			return err
+		}
+	}
+	if !r.skip["profile"] {
+		if err := profileLoad(ctx, r.data, r.lf, r.bin, mkdir(r.work, "profile"), r.quick, r.progress); err != nil {
+			return err
+		}
+	}
+
+	// 2. The Go benchmarks.
+	if !r.skip["bench"] {
+		benches := selectBenches(goBenches(r.quick, r.historyDB), r.benches)
+		if r.data.GoBench, err = runGoBenches(ctx, r.root, benches, r.progress); err != nil {
+			return err
+		}
+	}
+
+	// 3. The soak.
+	if !r.skip["soak"] {
+		so := r.sf.options(r.bin, mkdir(r.work, "soak"), r.quick, r.progress)
+		r.data.SoakCommand = soakCommand(so)
+		if r.data.Soak, err = soak.Run(ctx, so); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printSummary prints the report's figures and targets on stdout.
+func printSummary(data *reportData) {
+	if data.Load != nil {
+		data.Load.Print(os.Stdout)
+	}
+	if data.Soak != nil {
+		data.Soak.Print(os.Stdout)
+	}
+	if f := data.Fsync; f != nil {
+		fmt.Printf("fsync of 4 KiB in %s: p50 %s, p90 %s, p99 %s (%d syncs)\n", f.Dir, fmtUS(f.P50us), fmtUS(f.P90us), fmtUS(f.P99us), f.Syncs)
+	}
+	for _, w := range data.Warnings {
+		fmt.Println("warning:", w)
+	}
+	printTargets(os.Stdout, data.Targets)
+	fmt.Printf("load average: %s at start, %s at end; %.0fs in all\n", data.Machine.LoadAtStart, data.Machine.LoadAtEnd, data.Seconds)
 }

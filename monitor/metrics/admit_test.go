@@ -50,7 +50,7 @@ func TestInstrumentedStoreKeepsOneWriteAdmission(t *testing.T) {
 			}
 		}
 	}
-	if counts["admit_and_begin"] != 1 || counts["begin_operation"] != 0 {
-		t.Fatalf("timed writes %v, want the write admitted and begun in one (admit_and_begin 1, begin_operation 0)", counts)
+	if counts["admit_and_begin"] != 1 || counts["begin_operation"] != 0 || counts["admit_step"] != 0 {
+		t.Fatalf("timed writes %v, want the write admitted and begun in one (admit_and_begin 1, admit_step and begin_operation 0)", counts)
 	}
 }
