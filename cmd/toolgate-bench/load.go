@@ -10,10 +10,6 @@ import (
 	"github.com/toolgate/toolgate/bench/load"
 )
 
-func init() {
-	register("load", "compare direct, a baseline proxy, toolgate read and toolgate write under load", runLoad)
-}
-
 // loadFlags are the load comparison's flags, shared with report.
 type loadFlags struct {
 	rounds      *int

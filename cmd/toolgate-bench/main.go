@@ -16,21 +16,38 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 )
 
 // command is one subcommand.
 type command struct {
+	name    string
 	summary string
 	run     func(ctx context.Context, args []string) error
 	hidden  bool
 }
 
-var commands = map[string]command{}
+// commands is every subcommand, in the order the usage lists them. It is a
+// function, not a variable, because the subcommands' own usage reaches back
+// into it (an initialisation cycle otherwise).
+func commands() []command {
+	return []command{
+		{name: "load", summary: "compare direct, a baseline proxy, toolgate read and toolgate write under load", run: runLoad},
+		{name: "proxy", summary: "serve the baseline reverse proxy (the load comparison runs it as its own process)", run: runProxy, hidden: true},
+		{name: "render", summary: "rewrite BENCHMARKS.md from BENCHMARKS.json and the current bench/notes.md, measuring nothing", run: runRender},
+		{name: "report", summary: "run the load comparison, the soak and the Go benchmarks; write BENCHMARKS.md and BENCHMARKS.json", run: runReport},
+		{name: "soak", summary: "the fault-injection soak through toolgate, beside a textbook retry loop", run: runSoak},
+	}
+}
 
-func register(name, summary string, run func(ctx context.Context, args []string) error) {
-	commands[name] = command{summary: summary, run: run}
+// lookup finds the subcommand called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // errUsage marks a wrong use of the command line (exit status 2).
@@ -50,7 +67,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "toolgate-bench: no command %q\n", args[0])
 		usage(stderr)
@@ -72,15 +89,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: toolgate-bench <command> [flags]   (run from the module's root)")
-	names := make([]string, 0, len(commands))
-	for n, c := range commands {
+	for _, c := range commands() {
 		if !c.hidden {
-			names = append(names, n)
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 }
 

@@ -8,11 +8,6 @@ import (
 	"github.com/toolgate/toolgate/bench/load"
 )
 
-func init() {
-	commands["proxy"] = command{summary: "serve the baseline reverse proxy (the load comparison runs it as its own process)",
-		run: runProxy, hidden: true}
-}
-
 func runProxy(ctx context.Context, args []string) error {
 	fs := flagSet("proxy", "--target URL [--listen ADDR]")
 	target := fs.String("target", "", "the dependency's base URL")

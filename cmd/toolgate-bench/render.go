@@ -7,10 +7,6 @@ import (
 	"os"
 )
 
-func init() {
-	register("render", "rewrite BENCHMARKS.md from BENCHMARKS.json and the current bench/notes.md, measuring nothing", runRender)
-}
-
 // runRender judges the figures of a report's JSON again, with the notes of
 // today's bench/notes.md, and writes its Markdown: for a note edited after
 // the run that measured them.

@@ -13,10 +13,6 @@ import (
 	"github.com/toolgate/toolgate/bench/soak"
 )
 
-func init() {
-	register("report", "run the load comparison, the soak and the Go benchmarks; write BENCHMARKS.md and BENCHMARKS.json", runReport)
-}
-
 // reportData is everything one report measured; BENCHMARKS.json holds it.
 type reportData struct {
 	Command     string        `json:"command"`

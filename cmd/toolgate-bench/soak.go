@@ -10,10 +10,6 @@ import (
 	"github.com/toolgate/toolgate/bench/soak"
 )
 
-func init() {
-	register("soak", "the fault-injection soak through toolgate, beside a textbook retry loop", runSoak)
-}
-
 // soakFlags are the soak's flags, shared with report.
 type soakFlags struct {
 	calls, operations, callers, runs *int
