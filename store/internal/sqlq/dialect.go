@@ -1,0 +1,100 @@
+package sqlq
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Dialect is the SQL flavour of one store: how a parameter is written and
+// the few names that differ between the schemas.
+type Dialect struct {
+	// Name prefixes the store's errors ("sqlite", "postgres").
+	Name string
+	// numbered is true for $1, $2 ... (PostgreSQL), false for ?1, ?2 ...
+	// (SQLite), where casts are also dropped.
+	numbered bool
+	// insertionOrder is the column that orders operations created at the
+	// same instant by insertion.
+	insertionOrder string
+	// queries are the shared statements in this dialect's form.
+	queries *Queries
+}
+
+func init() {
+	SQLite.queries = queriesFor(SQLite)
+	PostgreSQL.queries = queriesFor(PostgreSQL)
+}
+
+// Queries are the shared statements in d's form, built at start-up.
+func (d *Dialect) Queries() *Queries { return d.queries }
+
+// SQLite is the dialect of store/sqlite: parameters ?1, ?2 ..., no casts
+// (columns have affinity), operations in rowid order.
+var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid"}
+
+// PostgreSQL is the dialect of store/postgres: parameters $1, $2 ..., casts
+// kept, operations in seq order.
+var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq"}
+
+// Param is the placeholder of the n-th parameter (from 1) of a statement
+// built per call: $n for PostgreSQL, ?n for SQLite.
+func (d *Dialect) Param(n int) string {
+	if d.numbered {
+		if n < len(dollarParams) {
+			return dollarParams[n]
+		}
+		return "$" + strconv.Itoa(n)
+	}
+	if n < len(questionParams) {
+		return questionParams[n]
+	}
+	return "?" + strconv.Itoa(n)
+}
+
+// dollarParams and questionParams spell the first placeholders once.
+var (
+	dollarParams   = [...]string{"$0", "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10"}
+	questionParams = [...]string{"?0", "?1", "?2", "?3", "?4", "?5", "?6", "?7", "?8", "?9", "?10"}
+)
+
+// Bind returns query, written with PostgreSQL's numbered parameters ($1,
+// $2, ...) and casts (::bigint), in d's form: unchanged for PostgreSQL; for
+// SQLite each $n becomes ?n (the same number, so a parameter may still be
+// used twice) and each cast is dropped. Quoted text ('...', "...") is left
+// as it is. It is meant for package variables, run once at start-up.
+func (d *Dialect) Bind(query string) string {
+	if d.numbered {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query))
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				b.WriteString(query[i:])
+				return b.String()
+			}
+			b.WriteString(query[i : i+end+2])
+			i += end + 1
+		case c == '$' && i+1 < len(query) && isDigit(query[i+1]):
+			b.WriteByte('?')
+		case c == ':' && i+1 < len(query) && query[i+1] == ':':
+			i++
+			for i+1 < len(query) && isWordByte(query[i+1]) {
+				i++
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}

@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/toolgate/toolgate/store/internal/sqlq"
+)
+
+// shared is the reads this store shares with store/sqlite (sqlq.Reads),
+// over its pool.
+func (s *Store) shared() sqlq.Reads {
+	return sqlq.NewReads(sqlq.PostgreSQL, (*readDB)(s), columns{})
+}
+
+// readDB is the store as the shared reads see it (sqlq.DB).
+type readDB Store
+
+// QueryRow runs a read that returns one row on a connection of the pool.
+func (r *readDB) QueryRow(ctx context.Context, query string, args ...any) sqlq.Row {
+	return r.pool.QueryRow(ctx, query, args...)
+}
+
+// Query runs a read on a connection of the pool.
+func (r *readDB) Query(ctx context.Context, query string, args ...any) (sqlq.Rows, error) {
+	return r.pool.Query(ctx, query, args...)
+}
+
+// NoRows reports whether err is pgx's pgx.ErrNoRows.
+func (r *readDB) NoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// ReadErr wraps the error of a read (see Store.readErr).
+func (r *readDB) ReadErr(op string, err error) error { return (*Store)(r).readErr(op, err) }
+
+// Closed reports whether Close was called.
+func (r *readDB) Closed() bool { return r.closed.Load() }
+
+// columns are pgx's scan destinations of the shared row scans: timeColumn
+// for a bigint of unix nanoseconds, the bytes of a json column.
+type columns struct{}
+
+// Time scans a bigint column of unix nanoseconds into *t.
+func (columns) Time(t *time.Time) any { return timeColumn{t} }
+
+// JSON scans a nullable json column into *raw: pgx copies the text into a
+// fresh slice, and NULL leaves it nil.
+func (columns) JSON(raw *json.RawMessage) any { return (*[]byte)(raw) }
+
+// timeColumn scans a bigint of unix nanoseconds into a time, through pgx's
+// pgtype.Int64Scanner: no int64 boxed per row.
+type timeColumn struct{ t *time.Time }
+
+// ScanInt64 implements pgtype.Int64Scanner.
+func (c timeColumn) ScanInt64(v pgtype.Int8) error {
+	if !v.Valid {
+		return errors.New("postgres: time column is NULL")
+	}
+	*c.t = sqlq.FromNanos(v.Int64)
+	return nil
+}
