@@ -12,6 +12,9 @@ import (
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
+// queries are the statements this store shares with store/sqlite, in its form.
+var queries = sqlq.PostgreSQL.Queries()
+
 // shared is the reads this store shares with store/sqlite (sqlq.Reads),
 // over its pool.
 func (s *Store) shared() sqlq.Reads {

@@ -10,6 +10,9 @@ import (
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
+// queries are the statements this store shares with store/postgres, in its form.
+var queries = sqlq.SQLite.Queries()
+
 // shared is the reads this store shares with store/postgres (sqlq.Reads),
 // over its pool of read connections.
 func (s *Store) shared() sqlq.Reads {

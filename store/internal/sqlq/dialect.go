@@ -1,6 +1,7 @@
 package sqlq
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -97,4 +98,14 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isWordByte(c byte) bool {
 	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}
+
+// JSONArg is raw as the parameter of a nullable JSON column, byte for byte:
+// nil is NULL; so is an empty raw for PostgreSQL (an empty text is no JSON
+// document there), while SQLite keeps it as an empty TEXT.
+func (d *Dialect) JSONArg(raw json.RawMessage) any {
+	if raw == nil || d.numbered && len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
 }

@@ -1,12 +1,25 @@
 package sqlq
 
 // Queries are the statements both stores run, in one dialect's form: built
-// once, at start-up (Dialect.Queries).
+// once, at start-up (Dialect.Queries). The executions' SELECT has no fixed
+// text: see ListExecutionsQuery.
 type Queries struct {
-	// executions have no fixed statement: see ListExecutionsQuery.
+	// InsertApproval inserts an approval (ApprovalArgs).
+	InsertApproval string
+	// DecideApproval decides a pending, unexpired approval
+	// (DecideApprovalArgs).
+	DecideApproval string
+
+	selectApproval, findApproval, listApprovals string
 }
 
 // queriesFor binds the statements to d.
 func queriesFor(d *Dialect) *Queries {
-	return &Queries{}
+	return &Queries{
+		InsertApproval: d.Bind(insertApprovalSQL),
+		DecideApproval: d.Bind(decideApprovalSQL),
+		selectApproval: d.Bind(selectApprovalSQL),
+		findApproval:   d.Bind(findApprovalSQL),
+		listApprovals:  d.Bind(listApprovalsSQL),
+	}
 }
