@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -35,14 +34,6 @@ func jsonArg(raw json.RawMessage) any {
 // jsonDest is where a nullable json column is scanned: pgx copies the text
 // into a fresh slice, and NULL leaves it nil.
 func jsonDest(raw *json.RawMessage) *[]byte { return (*[]byte)(raw) }
-
-// decodeExact decodes JSON keeping numbers as json.Number, so that a
-// principal's attributes come back as exact as they went in.
-func decodeExact(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
 
 // params numbers the parameters of a statement built piece by piece: each
 // add returns the placeholder ($1, $2, ...) of its value.

@@ -62,11 +62,3 @@ func (c timeColumn) Scan(src any) error {
 	*c.t = fromNanos(n)
 	return nil
 }
-
-// decodeExact decodes JSON keeping numbers as json.Number, so that a
-// principal's attributes come back as exact as they went in.
-func decodeExact(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}

@@ -10,7 +10,11 @@ type Queries struct {
 	// (DecideApprovalArgs).
 	DecideApproval string
 
+	// InsertRun inserts a run unless its id exists (RunArgs).
+	InsertRun string
+
 	selectApproval, findApproval, listApprovals string
+	selectRun                                   string
 }
 
 // queriesFor binds the statements to d.
@@ -21,5 +25,7 @@ func queriesFor(d *Dialect) *Queries {
 		selectApproval: d.Bind(selectApprovalSQL),
 		findApproval:   d.Bind(findApprovalSQL),
 		listApprovals:  d.Bind(listApprovalsSQL),
+		InsertRun:      d.Bind(insertRunSQL),
+		selectRun:      d.Bind(selectRunSQL),
 	}
 }

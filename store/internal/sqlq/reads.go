@@ -2,6 +2,7 @@ package sqlq
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/toolgate/toolgate/store"
 )
@@ -60,3 +61,8 @@ func NewReads(d *Dialect, db DB, cols Columns) Reads {
 
 // errClosed is the answer of every read after Close.
 var errClosed = store.ErrClosed
+
+// notFound is store.ErrNotFound for the read op, in the store's form.
+func (r Reads) notFound(op string) error {
+	return fmt.Errorf("%s: %s: %w", r.dialect.Name, op, store.ErrNotFound)
+}
