@@ -31,10 +31,6 @@ func jsonArg(raw json.RawMessage) any {
 	return string(raw)
 }
 
-// jsonDest is where a nullable json column is scanned: pgx copies the text
-// into a fresh slice, and NULL leaves it nil.
-func jsonDest(raw *json.RawMessage) *[]byte { return (*[]byte)(raw) }
-
 // params numbers the parameters of a statement built piece by piece: each
 // add returns the placeholder ($1, $2, ...) of its value.
 type params struct{ values []any }

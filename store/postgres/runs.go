@@ -26,7 +26,7 @@ SELECT (SELECT step FROM admitted), EXISTS (SELECT 1 FROM runs WHERE id = $2)`
 // nil is taken from State; a zero CreatedAt is now and a zero UpdatedAt is
 // CreatedAt.
 func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
-	args, err := sqlq.PostgreSQL.RunArgs(run, s.opts.Clock.Now())
+	args, err := sqlq.PostgreSQL.RunArgs(run, s.opts.Clock)
 	if err != nil {
 		return err
 	}

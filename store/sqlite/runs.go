@@ -20,7 +20,7 @@ WHERE id = ? AND (max_steps <= 0 OR step < max_steps)`
 // nil is taken from State; a zero CreatedAt is now and a zero UpdatedAt is
 // CreatedAt.
 func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
-	args, err := sqlq.SQLite.RunArgs(run, s.opts.Clock.Now())
+	args, err := sqlq.SQLite.RunArgs(run, s.opts.Clock)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 package sqlq
 
+import "fmt"
+
 // Queries are the statements both stores run, in one dialect's form: built
 // once, at start-up (Dialect.Queries). The executions' SELECT has no fixed
 // text: see ListExecutionsQuery.
@@ -13,19 +15,29 @@ type Queries struct {
 	// InsertRun inserts a run unless its id exists (RunArgs).
 	InsertRun string
 
+	// BeginOperation inserts an operation as started unless its key
+	// exists (BeginArgs).
+	BeginOperation string
+	// SelectOperation reads the operation of a key (ScanOperation).
+	SelectOperation string
+
 	selectApproval, findApproval, listApprovals string
+	listOperations                              string
 	selectRun                                   string
 }
 
 // queriesFor binds the statements to d.
 func queriesFor(d *Dialect) *Queries {
 	return &Queries{
-		InsertApproval: d.Bind(insertApprovalSQL),
-		DecideApproval: d.Bind(decideApprovalSQL),
-		selectApproval: d.Bind(selectApprovalSQL),
-		findApproval:   d.Bind(findApprovalSQL),
-		listApprovals:  d.Bind(listApprovalsSQL),
-		InsertRun:      d.Bind(insertRunSQL),
-		selectRun:      d.Bind(selectRunSQL),
+		InsertApproval:  d.Bind(insertApprovalSQL),
+		DecideApproval:  d.Bind(decideApprovalSQL),
+		selectApproval:  d.Bind(selectApprovalSQL),
+		findApproval:    d.Bind(findApprovalSQL),
+		listApprovals:   d.Bind(listApprovalsSQL),
+		InsertRun:       d.Bind(insertRunSQL),
+		selectRun:       d.Bind(selectRunSQL),
+		BeginOperation:  d.Bind(BeginOperationSQL),
+		SelectOperation: d.Bind(SelectOperationSQL),
+		listOperations:  d.Bind(fmt.Sprintf(listOperationsSQL, d.insertionOrder)),
 	}
 }

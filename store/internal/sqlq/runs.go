@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
+	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -18,9 +18,9 @@ FROM runs WHERE id = $1`
 )
 
 // RunArgs are the arguments of Queries.InsertRun for run: Step and Version
-// 0, an InitialState left nil taken from State, a zero CreatedAt now and a
-// zero UpdatedAt CreatedAt.
-func (d *Dialect) RunArgs(run *types.Run, now time.Time) ([]any, error) {
+// 0, an InitialState left nil taken from State, a zero CreatedAt c's now
+// and a zero UpdatedAt CreatedAt.
+func (d *Dialect) RunArgs(run *types.Run, c clock.Clock) ([]any, error) {
 	principal, err := json.Marshal(run.Principal)
 	if err != nil {
 		return nil, fmt.Errorf("%s: create run %q: principal: %w", d.Name, run.ID, err)
@@ -31,7 +31,7 @@ func (d *Dialect) RunArgs(run *types.Run, now time.Time) ([]any, error) {
 	}
 	created := run.CreatedAt
 	if created.IsZero() {
-		created = now
+		created = c.Now()
 	}
 	updated := run.UpdatedAt
 	if updated.IsZero() {
