@@ -2,12 +2,9 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
@@ -42,27 +39,3 @@ func (r *readDB) ReadErr(op string, err error) error { return (*Store)(r).readEr
 
 // Closed reports whether Close was called.
 func (r *readDB) Closed() bool { return r.closed.Load() }
-
-// columns are pgx's scan destinations of the shared row scans: timeColumn
-// for a bigint of unix nanoseconds, the bytes of a json column.
-type columns struct{}
-
-// Time scans a bigint column of unix nanoseconds into *t.
-func (columns) Time(t *time.Time) any { return timeColumn{t} }
-
-// JSON scans a nullable json column into *raw: pgx copies the text into a
-// fresh slice, and NULL leaves it nil.
-func (columns) JSON(raw *json.RawMessage) any { return (*[]byte)(raw) }
-
-// timeColumn scans a bigint of unix nanoseconds into a time, through pgx's
-// pgtype.Int64Scanner: no int64 boxed per row.
-type timeColumn struct{ t *time.Time }
-
-// ScanInt64 implements pgtype.Int64Scanner.
-func (c timeColumn) ScanInt64(v pgtype.Int8) error {
-	if !v.Valid {
-		return errors.New("postgres: time column is NULL")
-	}
-	*c.t = sqlq.FromNanos(v.Int64)
-	return nil
-}

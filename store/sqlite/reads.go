@@ -3,9 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
@@ -51,13 +49,3 @@ type sqlRows struct{ *sql.Rows }
 
 // Close releases the rows.
 func (r sqlRows) Close() { _ = r.Rows.Close() }
-
-// columns are SQLite's scan destinations of the shared row scans: the
-// sql.Scanners jsonColumn and timeColumn.
-type columns struct{}
-
-// Time scans an INTEGER column of unix nanoseconds into *t.
-func (columns) Time(t *time.Time) any { return timeColumn{t} }
-
-// JSON scans a nullable TEXT column of JSON into *raw.
-func (columns) JSON(raw *json.RawMessage) any { return jsonColumn{raw} }
