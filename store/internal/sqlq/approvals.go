@@ -35,22 +35,21 @@ func DecideApprovalArgs(id string, status store.ApprovalStatus, by, comment stri
 	return []any{string(status), by, comment, at, id}
 }
 
-// scanApproval reads one approval row; store.ErrNotFound when there is
-// none.
-func (r Reads) scanApproval(row Row) (*store.Approval, error) {
-	var a store.Approval
+// scanApproval reads one approval row into a; store.ErrNotFound when
+// there is none.
+func (r Reads) scanApproval(row Row, a *store.Approval) error {
 	c := r.cols
 	err := row.Scan(&a.ID, &a.Tool, &a.ArgsHash, c.JSON(&a.Args), &a.PrincipalID, &a.RunID, &a.ConfigVersion,
 		&a.Rule, &a.Reason, &a.Status, &a.By, &a.Comment, c.Time(&a.CreatedAt), c.Time(&a.DecidedAt),
 		c.Time(&a.ExpiresAt), &a.UsedBy)
 	if r.db.NoRows(err) {
-		return nil, store.ErrNotFound
+		return store.ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.By, a.ByKey = store.SplitDecider(a.By)
-	return &a, nil
+	return nil
 }
 
 // GetApproval returns one approval, or store.ErrNotFound.
@@ -69,11 +68,15 @@ func (r Reads) oneApproval(ctx context.Context, op, query string, args ...any) (
 	if r.db.Closed() {
 		return nil, errClosed
 	}
-	a, err := r.scanApproval(r.db.QueryRow(ctx, query, args...))
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	var a store.Approval
+	err := r.scanApproval(r.db.QueryRow(ctx, query, args...), &a)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, err
+	case err != nil:
 		return nil, r.db.ReadErr(op, err)
 	}
-	return a, err
+	return &a, nil
 }
 
 // Decided is the answer of DecideApproval once its UPDATE changed n rows:
@@ -93,21 +96,8 @@ func (r Reads) Decided(ctx context.Context, id string, n int64) (*store.Approval
 // ListApprovals returns approvals in status (every status when ""), newest
 // first; a limit of 0 or less means 100.
 func (r Reads) ListApprovals(ctx context.Context, status store.ApprovalStatus, limit int) ([]store.Approval, error) {
-	if r.db.Closed() {
-		return nil, errClosed
-	}
-	rows, err := r.db.Query(ctx, r.q.listApprovals, string(status), listLimit(limit))
-	if err != nil {
-		return nil, r.db.ReadErr("list approvals", err)
-	}
-	defer rows.Close()
-	var out []store.Approval
-	for rows.Next() {
-		a, err := r.scanApproval(rows)
-		if err != nil {
-			return nil, r.db.ReadErr("list approvals", err)
-		}
-		out = append(out, *a)
-	}
-	return out, r.db.ReadErr("list approvals", rows.Err())
+	args := []any{string(status), listLimit(limit)}
+	return list(ctx, r, "list approvals", r.q.listApprovals, args, func(row Row, a *store.Approval) error {
+		return r.scanApproval(row, a)
+	})
 }

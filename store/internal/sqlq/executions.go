@@ -28,27 +28,10 @@ finished_at, version, state_patch, result, trace_id`
 // f.Ascending; a limit of 0 or less means 100. With a run, rows are in
 // version order (commit order within the run); without one, in id order.
 func (r Reads) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]types.Execution, error) {
-	if r.db.Closed() {
-		return nil, errClosed
-	}
 	query, args := ListExecutionsQuery(r.dialect, f)
-	rows, err := r.db.Query(ctx, query, args...)
-	if err != nil {
-		return nil, r.db.ReadErr("list executions", err)
-	}
-	defer rows.Close()
-	var out []types.Execution
-	for rows.Next() {
-		var e types.Execution
-		if err := scanExecution(rows, r.cols, &e); err != nil {
-			return nil, r.db.ReadErr("list executions", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, r.db.ReadErr("list executions", err)
-	}
-	return out, nil
+	return list(ctx, r, "list executions", query, args, func(row Row, e *types.Execution) error {
+		return scanExecution(row, r.cols, e)
+	})
 }
 
 // scanExecution reads one row of ExecutionColumns into e.

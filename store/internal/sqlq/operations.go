@@ -32,28 +32,25 @@ func (d *Dialect) BeginArgs(op *types.Operation, owner string, c clock.Clock) []
 	if op.Owner != "" {
 		owner = op.Owner
 	}
-	created := op.CreatedAt
-	if created.IsZero() {
-		created = c.Now()
-	}
-	updated := op.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
+	created, updated := createdUpdated(op.CreatedAt, op.UpdatedAt, c)
 	return []any{op.Key, op.ArgsHash, d.JSONArg(op.Args), op.RunID, op.Tool, owner,
-		Nanos(op.LeaseUntil), Nanos(created), Nanos(updated)}
+		Nanos(op.LeaseUntil), created, updated}
 }
 
 // ScanOperation reads one row of OperationColumns with c's destinations;
 // the driver's error as it is when there is no row.
 func ScanOperation(row Row, c Columns) (*types.Operation, error) {
 	var op types.Operation
-	err := row.Scan(&op.Key, &op.ArgsHash, c.JSON(&op.Args), &op.RunID, &op.Tool, &op.Status, c.JSON(&op.Result),
-		&op.Owner, c.Time(&op.LeaseUntil), c.Time(&op.CreatedAt), c.Time(&op.UpdatedAt), c.Time(&op.CompletedAt))
-	if err != nil {
+	if err := scanOperation(row, c, &op); err != nil {
 		return nil, err
 	}
 	return &op, nil
+}
+
+// scanOperation reads one row of OperationColumns into op.
+func scanOperation(row Row, c Columns, op *types.Operation) error {
+	return row.Scan(&op.Key, &op.ArgsHash, c.JSON(&op.Args), &op.RunID, &op.Tool, &op.Status, c.JSON(&op.Result),
+		&op.Owner, c.Time(&op.LeaseUntil), c.Time(&op.CreatedAt), c.Time(&op.UpdatedAt), c.Time(&op.CompletedAt))
 }
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
@@ -74,24 +71,8 @@ func (r Reads) GetOperation(ctx context.Context, key string) (*types.Operation, 
 // ListOperations returns the operations in status, oldest (CreatedAt, then
 // insertion) first; a limit of 0 or less means 100.
 func (r Reads) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	if r.db.Closed() {
-		return nil, errClosed
-	}
-	rows, err := r.db.Query(ctx, r.q.listOperations, string(status), listLimit(limit))
-	if err != nil {
-		return nil, r.db.ReadErr("list operations", err)
-	}
-	defer rows.Close()
-	var out []types.Operation
-	for rows.Next() {
-		op, err := ScanOperation(rows, r.cols)
-		if err != nil {
-			return nil, r.db.ReadErr("list operations", err)
-		}
-		out = append(out, *op)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, r.db.ReadErr("list operations", err)
-	}
-	return out, nil
+	args := []any{string(status), listLimit(limit)}
+	return list(ctx, r, "list operations", r.q.listOperations, args, func(row Row, op *types.Operation) error {
+		return scanOperation(row, r.cols, op)
+	})
 }

@@ -66,3 +66,28 @@ var errClosed = store.ErrClosed
 func (r Reads) notFound(op string) error {
 	return fmt.Errorf("%s: %s: %w", r.dialect.Name, op, store.ErrNotFound)
 }
+
+// list runs the read op (query, args) and scans each of its rows into a T
+// with scan.
+func list[T any](ctx context.Context, r Reads, op, query string, args []any, scan func(Row, *T) error) ([]T, error) {
+	if r.db.Closed() {
+		return nil, errClosed
+	}
+	rows, err := r.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, r.db.ReadErr(op, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, r.db.ReadErr(op, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, r.db.ReadErr(op, err)
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/types"
@@ -29,16 +30,21 @@ func (d *Dialect) RunArgs(run *types.Run, c clock.Clock) ([]any, error) {
 	if initial == nil {
 		initial = run.State
 	}
-	created := run.CreatedAt
+	created, updated := createdUpdated(run.CreatedAt, run.UpdatedAt, c)
+	return []any{run.ID, run.Owner, string(principal), d.JSONArg(run.State), d.JSONArg(initial),
+		run.MaxSteps, created, updated}, nil
+}
+
+// createdUpdated are a record's created_at and updated_at: a zero created
+// is c's now, a zero updated is created.
+func createdUpdated(created, updated time.Time, c clock.Clock) (int64, int64) {
 	if created.IsZero() {
 		created = c.Now()
 	}
-	updated := run.UpdatedAt
 	if updated.IsZero() {
 		updated = created
 	}
-	return []any{run.ID, run.Owner, string(principal), d.JSONArg(run.State), d.JSONArg(initial),
-		run.MaxSteps, Nanos(created), Nanos(updated)}, nil
+	return Nanos(created), Nanos(updated)
 }
 
 // GetRun reads the run, or answers store.ErrNotFound.
