@@ -23,6 +23,7 @@ type Queries struct {
 
 	selectApproval, findApproval, listApprovals string
 	listOperations                              string
+	selectWriters, quotaUsage                   string
 	selectRun                                   string
 }
 
@@ -39,5 +40,7 @@ func queriesFor(d *Dialect) *Queries {
 		BeginOperation:  d.Bind(BeginOperationSQL),
 		SelectOperation: d.Bind(SelectOperationSQL),
 		listOperations:  d.Bind(fmt.Sprintf(listOperationsSQL, d.insertionOrder)),
+		selectWriters:   d.Bind(selectWritersSQL),
+		quotaUsage:      d.Bind(quotaUsageSQL),
 	}
 }
