@@ -14,9 +14,6 @@ import (
 // nanos is t as unix nanoseconds (sqlq.Nanos).
 func nanos(t time.Time) int64 { return sqlq.Nanos(t) }
 
-// fromNanos is the time of unix nanoseconds n (sqlq.FromNanos).
-func fromNanos(n int64) time.Time { return sqlq.FromNanos(n) }
-
 // jsonArg is raw as the text of a json parameter (sqlq.Dialect.JSONArg):
 // empty is NULL, an empty text being no JSON document.
 func jsonArg(raw json.RawMessage) any { return sqlq.PostgreSQL.JSONArg(raw) }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -36,14 +37,7 @@ ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until =
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = $1 AND holder = $2`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE $1::text = '' OR owner = $1::text`
 	quotaLockSQL      = `SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))`
-	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0)::bigint FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3`
-	// quotaFreesSQL finds the oldest reservation whose expiry, with every
-	// older one's, leaves room for the claim: used - freed + amount <=
-	// limit.
-	quotaFreesSQL = `SELECT at FROM (
-    SELECT at, SUM(amount) OVER (ORDER BY at, id) AS freed
-    FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3
-) w WHERE $4::bigint - freed + $5::bigint <= $6::bigint ORDER BY at LIMIT 1`
+
 	reserveQuotaSQL    = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES ($1, $2, $3, $4, $5)`
 	operationStatusSQL = `SELECT status FROM operations WHERE "key" = $1`
 	runVersionSQL      = `SELECT version FROM runs WHERE id = $1`
@@ -231,29 +225,13 @@ func quotaCheckTx(ctx context.Context, tx pgx.Tx, claims []store.QuotaClaim, now
 			return nil, err
 		}
 	}
-	for _, c := range claims {
-		since := nanos(now.Add(-c.Window))
-		var used int64
-		if err := tx.QueryRow(ctx, quotaUsedSQL, c.Quota, c.Key, since).Scan(&used); err != nil {
-			return nil, err
+	return sqlq.PostgreSQL.CheckQuotas(claims, now, func(query string, args []any, dest *int64) (bool, error) {
+		err := tx.QueryRow(ctx, query, args...).Scan(dest)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return true, nil
 		}
-		if used+c.Amount <= c.Limit {
-			continue
-		}
-		d := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
-		if c.Amount <= c.Limit {
-			var frees int64
-			err := tx.QueryRow(ctx, quotaFreesSQL, c.Quota, c.Key, since, used, c.Amount, c.Limit).Scan(&frees)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return nil, err
-			}
-			if err == nil {
-				d.FreesAt = fromNanos(frees).Add(c.Window)
-			}
-		}
-		return d, nil
-	}
-	return nil, nil
+		return false, err
+	})
 }
 
 // StateWriters lists the run's slot holders.

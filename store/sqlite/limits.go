@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -21,14 +22,7 @@ ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until =
 	purgeWritersSQL   = `DELETE FROM state_writers WHERE run_id = ? AND lease_until < ?`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = ? AND holder = ?`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE ? = '' OR owner = ?`
-	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0) FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?`
-	// quotaFreesSQL finds the oldest reservation whose expiry, with every
-	// older one's, leaves room for the claim: used - freed + amount <=
-	// limit.
-	quotaFreesSQL = `SELECT at FROM (
-    SELECT at, SUM(amount) OVER (ORDER BY at, rowid) AS freed
-    FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?
-) WHERE ? - freed + ? <= ? ORDER BY at LIMIT 1`
+
 	reserveQuotaSQL  = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES (?, ?, ?, ?, ?)`
 	releaseQuotasSQL = `DELETE FROM quota_reservations WHERE op_key = ?`
 )
@@ -138,29 +132,13 @@ func takeWriterIn(ctx context.Context, tx *writeTx, a *store.Admission, at int64
 
 // quotaCheckIn returns the first claim that would pass its limit, or nil.
 func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, now time.Time) (*store.QuotaDenial, error) {
-	for _, c := range claims {
-		since := nanos(now.Add(-c.Window))
-		var used int64
-		if err := tx.queryRow(ctx, quotaUsedSQL, []any{c.Quota, c.Key, since}, &used); err != nil {
-			return nil, err
+	return sqlq.SQLite.CheckQuotas(claims, now, func(query string, args []any, dest *int64) (bool, error) {
+		err := tx.queryRow(ctx, query, args, dest)
+		if errors.Is(err, sql.ErrNoRows) {
+			return true, nil
 		}
-		if used+c.Amount <= c.Limit {
-			continue
-		}
-		d := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
-		if c.Amount <= c.Limit {
-			var frees int64
-			err := tx.queryRow(ctx, quotaFreesSQL, []any{c.Quota, c.Key, since, used, c.Amount, c.Limit}, &frees)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, err
-			}
-			if err == nil {
-				d.FreesAt = fromNanos(frees).Add(c.Window)
-			}
-		}
-		return d, nil
-	}
-	return nil, nil
+		return false, err
+	})
 }
 
 // StateWriters lists the run's slot holders.

@@ -17,6 +17,9 @@ type Dialect struct {
 	// insertionOrder is the column that orders operations created at the
 	// same instant by insertion.
 	insertionOrder string
+	// reservationOrder is the column that orders quota reservations made
+	// at the same instant by insertion.
+	reservationOrder string
 	// queries are the shared statements in this dialect's form.
 	queries *Queries
 }
@@ -30,12 +33,13 @@ func init() {
 func (d *Dialect) Queries() *Queries { return d.queries }
 
 // SQLite is the dialect of store/sqlite: parameters ?1, ?2 ..., no casts
-// (columns have affinity), operations in rowid order.
-var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid"}
+// (columns have affinity), operations and reservations in rowid
+// order.
+var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid", reservationOrder: "rowid"}
 
 // PostgreSQL is the dialect of store/postgres: parameters $1, $2 ..., casts
-// kept, operations in seq order.
-var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq"}
+// kept, operations in seq order, reservations in id order.
+var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq", reservationOrder: "id"}
 
 // Param is the placeholder of the n-th parameter (from 1) of a statement
 // built per call: $n for PostgreSQL, ?n for SQLite.

@@ -24,6 +24,7 @@ type Queries struct {
 	selectApproval, findApproval, listApprovals string
 	listOperations                              string
 	selectWriters, quotaUsage                   string
+	quotaUsed, quotaFrees                       string
 	selectRun                                   string
 }
 
@@ -42,5 +43,7 @@ func queriesFor(d *Dialect) *Queries {
 		listOperations:  d.Bind(fmt.Sprintf(listOperationsSQL, d.insertionOrder)),
 		selectWriters:   d.Bind(selectWritersSQL),
 		quotaUsage:      d.Bind(quotaUsageSQL),
+		quotaUsed:       d.Bind(quotaUsedSQL),
+		quotaFrees:      d.Bind(fmt.Sprintf(quotaFreesSQL, d.reservationOrder)),
 	}
 }
