@@ -42,35 +42,34 @@ var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid", reservationOrder:
 var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq", reservationOrder: "id"}
 
 // Param is the placeholder of the n-th parameter (from 1) of a statement
-// built per call: $n for PostgreSQL, ?n for SQLite.
+// built per call, whose parameters come in order: $n for PostgreSQL, a
+// plain ? for SQLite (see Bind).
 func (d *Dialect) Param(n int) string {
-	if d.numbered {
-		if n < len(dollarParams) {
-			return dollarParams[n]
-		}
-		return "$" + strconv.Itoa(n)
+	if !d.numbered {
+		return "?"
 	}
-	if n < len(questionParams) {
-		return questionParams[n]
+	if n < len(dollarParams) {
+		return dollarParams[n]
 	}
-	return "?" + strconv.Itoa(n)
+	return "$" + strconv.Itoa(n)
 }
 
-// dollarParams and questionParams spell the first placeholders once.
-var (
-	dollarParams   = [...]string{"$0", "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10"}
-	questionParams = [...]string{"?0", "?1", "?2", "?3", "?4", "?5", "?6", "?7", "?8", "?9", "?10"}
-)
+// dollarParams spell the first placeholders once.
+var dollarParams = [...]string{"$0", "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10"}
 
 // Bind returns query, written with PostgreSQL's numbered parameters ($1,
 // $2, ...) and casts (::bigint), in d's form: unchanged for PostgreSQL; for
-// SQLite each $n becomes ?n (the same number, so a parameter may still be
-// used twice) and each cast is dropped. Quoted text ('...', "...") is left
-// as it is. It is meant for package variables, run once at start-up.
+// SQLite each cast is dropped and each $n becomes a plain ? when the
+// parameters come in order ($1, $2, ... each once), else ?n (the same
+// number, so that a parameter may be used twice). The plain form is the
+// cheaper: the SQLite driver fetches the name of every named parameter,
+// on every execution. Quoted text ('...', "...") is left as it is. Bind is
+// meant for package variables, run once at start-up.
 func (d *Dialect) Bind(query string) string {
 	if d.numbered {
 		return query
 	}
+	plain := inOrder(query)
 	var b strings.Builder
 	b.Grow(len(query))
 	for i := 0; i < len(query); i++ {
@@ -86,6 +85,9 @@ func (d *Dialect) Bind(query string) string {
 			i += end + 1
 		case c == '$' && i+1 < len(query) && isDigit(query[i+1]):
 			b.WriteByte('?')
+			for plain && i+1 < len(query) && isDigit(query[i+1]) {
+				i++
+			}
 		case c == ':' && i+1 < len(query) && query[i+1] == ':':
 			i++
 			for i+1 < len(query) && isWordByte(query[i+1]) {
@@ -96,6 +98,33 @@ func (d *Dialect) Bind(query string) string {
 		}
 	}
 	return b.String()
+}
+
+// inOrder reports whether the parameters of query, outside quoted text,
+// are $1, $2, ... in that order, each once.
+func inOrder(query string) bool {
+	want := 1
+	for i := 0; i < len(query); i++ {
+		switch c := query[i]; {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				return true
+			}
+			i += end + 1
+		case c == '$' && i+1 < len(query) && isDigit(query[i+1]):
+			j := i + 1
+			for j < len(query) && isDigit(query[j]) {
+				j++
+			}
+			if n, err := strconv.Atoi(query[i+1 : j]); err != nil || n != want {
+				return false
+			}
+			want++
+			i = j - 1
+		}
+	}
+	return true
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -20,20 +20,20 @@ func TestListExecutionsQuery(t *testing.T) {
 	}{
 		{"no filter", types.ExecutionFilter{},
 			` FROM executions ORDER BY id DESC LIMIT $1`,
-			` FROM executions ORDER BY id DESC LIMIT ?1`,
+			` FROM executions ORDER BY id DESC LIMIT ?`,
 			[]any{100}},
 		{"run ascending", types.ExecutionFilter{RunID: "r", Ascending: true, Limit: 5},
 			` FROM executions WHERE run_id = $1 ORDER BY version, id LIMIT $2`,
-			` FROM executions WHERE run_id = ?1 ORDER BY version, id LIMIT ?2`,
+			` FROM executions WHERE run_id = ? ORDER BY version, id LIMIT ?`,
 			[]any{"r", 5}},
 		{"every filter", types.ExecutionFilter{RunID: "r", Tool: "t", Owner: "o", Since: since, Code: "busy",
 			Until: since.Add(time.Microsecond), BeforeID: 9, AfterID: 2, Limit: 7},
 			` FROM executions WHERE run_id = $1 AND tool = $2 AND run_id IN (SELECT id FROM runs WHERE owner = $3)` +
 				` AND finished_at >= $4 AND code = $5 AND finished_at < $6 AND id < $7 AND id > $8` +
 				` ORDER BY version DESC, id DESC LIMIT $9`,
-			` FROM executions WHERE run_id = ?1 AND tool = ?2 AND run_id IN (SELECT id FROM runs WHERE owner = ?3)` +
-				` AND finished_at >= ?4 AND code = ?5 AND finished_at < ?6 AND id < ?7 AND id > ?8` +
-				` ORDER BY version DESC, id DESC LIMIT ?9`,
+			` FROM executions WHERE run_id = ? AND tool = ? AND run_id IN (SELECT id FROM runs WHERE owner = ?)` +
+				` AND finished_at >= ? AND code = ? AND finished_at < ? AND id < ? AND id > ?` +
+				` ORDER BY version DESC, id DESC LIMIT ?`,
 			[]any{"r", "t", "o", int64(1000), "busy", int64(2000), int64(9), int64(2), 7}},
 	}
 	for _, tt := range tests {
