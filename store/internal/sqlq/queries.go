@@ -21,6 +21,15 @@ type Queries struct {
 	// SelectOperation reads the operation of a key (ScanOperation).
 	SelectOperation string
 
+	// PruneExecutions deletes at most $2 executions that finished before
+	// $1.
+	PruneExecutions string
+	// PruneStats deletes the stats buckets that start before $1.
+	PruneStats string
+	// UpsertStats inserts or replaces a stats bucket by (tool, start,
+	// replica).
+	UpsertStats string
+
 	selectApproval, findApproval, listApprovals string
 	listOperations                              string
 	selectWriters, quotaUsage                   string
@@ -41,6 +50,9 @@ func queriesFor(d *Dialect) *Queries {
 		BeginOperation:  d.Bind(BeginOperationSQL),
 		SelectOperation: d.Bind(SelectOperationSQL),
 		listOperations:  d.Bind(fmt.Sprintf(listOperationsSQL, d.insertionOrder)),
+		PruneExecutions: d.Bind(pruneExecutionsSQL),
+		PruneStats:      d.Bind(pruneStatsSQL),
+		UpsertStats:     d.Bind(upsertStatsSQL),
 		selectWriters:   d.Bind(selectWritersSQL),
 		quotaUsage:      d.Bind(quotaUsageSQL),
 		quotaUsed:       d.Bind(quotaUsedSQL),
