@@ -225,13 +225,8 @@ func quotaCheckTx(ctx context.Context, tx pgx.Tx, claims []store.QuotaClaim, now
 			return nil, err
 		}
 	}
-	return sqlq.PostgreSQL.CheckQuotas(claims, now, func(query string, args []any, dest *int64) (bool, error) {
-		err := tx.QueryRow(ctx, query, args...).Scan(dest)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return true, nil
-		}
-		return false, err
-	})
+	sum := func(query string, args []any, dest *int64) error { return tx.QueryRow(ctx, query, args...).Scan(dest) }
+	return sqlq.PostgreSQL.CheckQuotas(claims, now, sum, pgx.ErrNoRows)
 }
 
 // StateWriters lists the run's slot holders.

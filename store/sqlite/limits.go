@@ -132,13 +132,8 @@ func takeWriterIn(ctx context.Context, tx *writeTx, a *store.Admission, at int64
 
 // quotaCheckIn returns the first claim that would pass its limit, or nil.
 func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, now time.Time) (*store.QuotaDenial, error) {
-	return sqlq.SQLite.CheckQuotas(claims, now, func(query string, args []any, dest *int64) (bool, error) {
-		err := tx.queryRow(ctx, query, args, dest)
-		if errors.Is(err, sql.ErrNoRows) {
-			return true, nil
-		}
-		return false, err
-	})
+	sum := func(query string, args []any, dest *int64) error { return tx.queryRow(ctx, query, args, dest) }
+	return sqlq.SQLite.CheckQuotas(claims, now, sum, sql.ErrNoRows)
 }
 
 // StateWriters lists the run's slot holders.

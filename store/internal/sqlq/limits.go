@@ -2,6 +2,7 @@ package sqlq
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -25,19 +26,19 @@ WHERE quota = $1 AND at > $2 GROUP BY "key" ORDER BY "key"`
 )
 
 // SumRow runs query, one of CheckQuotas's sums, with args inside an
-// admission's transaction and scans its one column into dest; noRow
-// reports whether it returned none.
-type SumRow func(query string, args []any, dest *int64) (noRow bool, err error)
+// admission's transaction and scans its one column into dest.
+type SumRow func(query string, args []any, dest *int64) error
 
 // CheckQuotas returns the first of claims that would pass its limit at
 // now, with the time its room frees when it ever will, or nil when all
-// fit. It reads the sums through sum, in the admission's transaction: the
-// caller makes them stay true until its reservations are written.
-func (d *Dialect) CheckQuotas(claims []store.QuotaClaim, now time.Time, sum SumRow) (*store.QuotaDenial, error) {
+// fit. It reads the sums through sum, in the admission's transaction (the
+// caller makes them stay true until its reservations are written); noRows
+// is the driver's error for a query that returned no row.
+func (d *Dialect) CheckQuotas(claims []store.QuotaClaim, now time.Time, sum SumRow, noRows error) (*store.QuotaDenial, error) {
 	for _, c := range claims {
 		since := Nanos(now.Add(-c.Window))
 		var used int64
-		if _, err := sum(d.queries.quotaUsed, []any{c.Quota, c.Key, since}, &used); err != nil {
+		if err := sum(d.queries.quotaUsed, []any{c.Quota, c.Key, since}, &used); err != nil {
 			return nil, err
 		}
 		if used+c.Amount <= c.Limit {
@@ -46,12 +47,12 @@ func (d *Dialect) CheckQuotas(claims []store.QuotaClaim, now time.Time, sum SumR
 		denial := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
 		if c.Amount <= c.Limit {
 			var frees int64
-			noRow, err := sum(d.queries.quotaFrees, []any{c.Quota, c.Key, since, used, c.Amount, c.Limit}, &frees)
-			if err != nil {
-				return nil, err
-			}
-			if !noRow {
+			err := sum(d.queries.quotaFrees, []any{c.Quota, c.Key, since, used, c.Amount, c.Limit}, &frees)
+			switch {
+			case err == nil:
 				denial.FreesAt = FromNanos(frees).Add(c.Window)
+			case !errors.Is(err, noRows):
+				return nil, err
 			}
 		}
 		return denial, nil

@@ -9,6 +9,9 @@ import (
 	"github.com/toolgate/toolgate/store"
 )
 
+// errNoRow is fakeSums's driver error for no row.
+var errNoRow = errors.New("no row")
+
 // fakeSums answers CheckQuotas's sums from a table and records the
 // queries asked.
 type fakeSums struct {
@@ -18,20 +21,23 @@ type fakeSums struct {
 }
 
 func (f *fakeSums) sum(d *Dialect) SumRow {
-	return func(query string, args []any, dest *int64) (bool, error) {
+	return func(query string, args []any, dest *int64) error {
 		quota := args[0].(string)
 		switch query {
 		case d.queries.quotaUsed:
 			f.asked = append(f.asked, "used "+quota)
 			*dest = f.used[quota]
-			return false, nil
+			return nil
 		case d.queries.quotaFrees:
 			f.asked = append(f.asked, "frees "+quota)
 			at, ok := f.frees[quota]
+			if !ok {
+				return errNoRow
+			}
 			*dest = at
-			return !ok, nil
+			return nil
 		}
-		return false, errors.New("unexpected query " + query)
+		return errors.New("unexpected query " + query)
 	}
 }
 
@@ -65,7 +71,7 @@ func TestCheckQuotas(t *testing.T) {
 			for _, d := range []*Dialect{SQLite, PostgreSQL} {
 				sums := tt.sums
 				sums.asked = nil
-				got, err := d.CheckQuotas(tt.claims, now, sums.sum(d))
+				got, err := d.CheckQuotas(tt.claims, now, sums.sum(d), errNoRow)
 				if err != nil {
 					t.Fatalf("%s: %v", d.Name, err)
 				}
@@ -83,7 +89,7 @@ func TestCheckQuotas(t *testing.T) {
 func TestCheckQuotasError(t *testing.T) {
 	boom := errors.New("boom")
 	_, err := SQLite.CheckQuotas([]store.QuotaClaim{{Quota: "a", Amount: 1, Limit: 1}}, time.Unix(0, 0),
-		func(string, []any, *int64) (bool, error) { return false, boom })
+		func(string, []any, *int64) error { return boom }, errNoRow)
 	if !errors.Is(err, boom) {
 		t.Fatalf("CheckQuotas = %v, want the sum's error", err)
 	}
