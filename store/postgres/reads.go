@@ -9,7 +9,8 @@ import (
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
-// queries are the statements this store shares with store/sqlite, in its form.
+// queries are the statements this store shares with store/sqlite, in its
+// form.
 var queries = sqlq.PostgreSQL.Queries()
 
 // shared is the reads this store shares with store/sqlite (sqlq.Reads),

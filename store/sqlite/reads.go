@@ -8,7 +8,8 @@ import (
 	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
-// queries are the statements this store shares with store/postgres, in its form.
+// queries are the statements this store shares with store/postgres, in
+// its form.
 var queries = sqlq.SQLite.Queries()
 
 // shared is the reads this store shares with store/postgres (sqlq.Reads),
