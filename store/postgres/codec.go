@@ -1,48 +1,22 @@
 package postgres
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
-// nanos is t as unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
+// nanos is t as unix nanoseconds (sqlq.Nanos).
+func nanos(t time.Time) int64 { return sqlq.Nanos(t) }
 
-// fromNanos is the UTC time of unix nanoseconds n; 0 is the zero time.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// jsonArg is raw as the text of a json parameter, byte for byte; empty is
-// NULL (an empty text is no JSON document).
-func jsonArg(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
-}
-
-// jsonDest is where a nullable json column is scanned: pgx copies the text
-// into a fresh slice, and NULL leaves it nil.
-func jsonDest(raw *json.RawMessage) *[]byte { return (*[]byte)(raw) }
-
-// decodeExact decodes JSON keeping numbers as json.Number, so that a
-// principal's attributes come back as exact as they went in.
-func decodeExact(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
+// jsonArg is raw as the text of a json parameter (sqlq.Dialect.JSONArg):
+// empty is NULL, an empty text being no JSON document.
+func jsonArg(raw json.RawMessage) any { return sqlq.PostgreSQL.JSONArg(raw) }
 
 // params numbers the parameters of a statement built piece by piece: each
 // add returns the placeholder ($1, $2, ...) of its value.
@@ -56,3 +30,27 @@ func (p *params) add(v any) string {
 
 // typed appends v and returns its placeholder cast to the SQL type typ.
 func (p *params) typed(v any, typ string) string { return p.add(v) + "::" + typ }
+
+// columns are pgx's scan destinations of the shared row scans: timeColumn
+// for a bigint of unix nanoseconds, the bytes of a json column.
+type columns struct{}
+
+// Time scans a bigint column of unix nanoseconds into *t.
+func (columns) Time(t *time.Time) any { return timeColumn{t} }
+
+// JSON scans a nullable json column into *raw: pgx copies the text into a
+// fresh slice, and NULL leaves it nil.
+func (columns) JSON(raw *json.RawMessage) any { return (*[]byte)(raw) }
+
+// timeColumn scans a bigint of unix nanoseconds into a time, through pgx's
+// pgtype.Int64Scanner: no int64 boxed per row.
+type timeColumn struct{ t *time.Time }
+
+// ScanInt64 implements pgtype.Int64Scanner.
+func (c timeColumn) ScanInt64(v pgtype.Int8) error {
+	if !v.Valid {
+		return errors.New("postgres: time column is NULL")
+	}
+	*c.t = sqlq.FromNanos(v.Int64)
+	return nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -34,18 +34,10 @@ const (
     AND ($4::boolean = false OR shared = false))`
 	takeWriterSQL = `INSERT INTO state_writers (run_id, holder, owner, lease_until, shared) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, shared = excluded.shared`
-	selectWritersSQL  = `SELECT holder, owner, lease_until, shared FROM state_writers WHERE run_id = $1`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = $1 AND holder = $2`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE $1::text = '' OR owner = $1::text`
 	quotaLockSQL      = `SELECT pg_advisory_xact_lock($1::int4, hashtext($2::text))`
-	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0)::bigint FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3`
-	// quotaFreesSQL finds the oldest reservation whose expiry, with every
-	// older one's, leaves room for the claim: used - freed + amount <=
-	// limit.
-	quotaFreesSQL = `SELECT at FROM (
-    SELECT at, SUM(amount) OVER (ORDER BY at, id) AS freed
-    FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3
-) w WHERE $4::bigint - freed + $5::bigint <= $6::bigint ORDER BY at LIMIT 1`
+
 	reserveQuotaSQL    = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES ($1, $2, $3, $4, $5)`
 	operationStatusSQL = `SELECT status FROM operations WHERE "key" = $1`
 	runVersionSQL      = `SELECT version FROM runs WHERE id = $1`
@@ -55,9 +47,7 @@ ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until =
     RETURNING step, version
 )
 SELECT (SELECT step FROM admitted), (SELECT version FROM admitted), EXISTS (SELECT 1 FROM runs WHERE id = $2)`
-	beginInTxSQL  = beginOperationSQL + ` RETURNING 1`
-	quotaUsageSQL = `SELECT "key", SUM(amount)::bigint, COUNT(*), MIN(at) FROM quota_reservations
-WHERE quota = $1 AND at > $2 GROUP BY "key" ORDER BY "key"`
+	beginInTxSQL = beginOperationSQL + ` RETURNING 1`
 )
 
 // errWriterBusy and errQuotaDenied end an admission's transaction (rolled
@@ -235,55 +225,13 @@ func quotaCheckTx(ctx context.Context, tx pgx.Tx, claims []store.QuotaClaim, now
 			return nil, err
 		}
 	}
-	for _, c := range claims {
-		since := nanos(now.Add(-c.Window))
-		var used int64
-		if err := tx.QueryRow(ctx, quotaUsedSQL, c.Quota, c.Key, since).Scan(&used); err != nil {
-			return nil, err
-		}
-		if used+c.Amount <= c.Limit {
-			continue
-		}
-		d := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
-		if c.Amount <= c.Limit {
-			var frees int64
-			err := tx.QueryRow(ctx, quotaFreesSQL, c.Quota, c.Key, since, used, c.Amount, c.Limit).Scan(&frees)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return nil, err
-			}
-			if err == nil {
-				d.FreesAt = fromNanos(frees).Add(c.Window)
-			}
-		}
-		return d, nil
-	}
-	return nil, nil
+	sum := func(query string, args []any, dest *int64) error { return tx.QueryRow(ctx, query, args...).Scan(dest) }
+	return sqlq.PostgreSQL.CheckQuotas(claims, now, sum, pgx.ErrNoRows)
 }
 
 // StateWriters lists the run's slot holders.
 func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	rows, err := s.pool.Query(ctx, selectWritersSQL, runID)
-	if err != nil {
-		return nil, s.readErr("state writers of "+runID, err)
-	}
-	defer rows.Close()
-	var out []store.StateWriter
-	for rows.Next() {
-		var w store.StateWriter
-		var lease int64
-		if err := rows.Scan(&w.Holder, &w.Owner, &lease, &w.Shared); err != nil {
-			return nil, s.readErr("state writers of "+runID, err)
-		}
-		w.LeaseUntil = fromNanos(lease)
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr("state writers of "+runID, err)
-	}
-	return out, nil
+	return s.shared().StateWriters(ctx, runID)
 }
 
 // ReleaseStateWriter clears the run's slot if holder holds it.
@@ -300,32 +248,7 @@ func (s *Store) abandonWriters(ctx context.Context, owner string) error {
 
 // QuotaUsage lists the use of every (quota, key) inside its window.
 func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[string]time.Duration) ([]store.QuotaUse, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	var out []store.QuotaUse
-	for _, quota := range slices.Sorted(maps.Keys(windows)) {
-		rows, err := s.pool.Query(ctx, quotaUsageSQL, quota, nanos(now.Add(-windows[quota])))
-		if err != nil {
-			return nil, s.readErr("quota usage", err)
-		}
-		for rows.Next() {
-			u := store.QuotaUse{Quota: quota}
-			var oldest int64
-			if err := rows.Scan(&u.Key, &u.Used, &u.Reservations, &oldest); err != nil {
-				rows.Close()
-				return nil, s.readErr("quota usage", err)
-			}
-			u.Oldest = fromNanos(oldest)
-			out = append(out, u)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, s.readErr("quota usage", err)
-		}
-	}
-	return out, nil
+	return s.shared().QuotaUsage(ctx, now, windows)
 }
 
 // limitCTEs adds to a commit statement the CTEs that settle limits, each

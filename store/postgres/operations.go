@@ -10,18 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
-// defaultListLimit is the row count of a list whose limit is 0 or less.
-const defaultListLimit = 100
-
 const (
-	operationColumns = `"key", args_hash, args, run_id, tool, status, result, owner, lease_until, created_at, updated_at, completed_at`
-
-	beginOperationSQL = `INSERT INTO operations (` + operationColumns + `)
-VALUES ($1, $2, $3, $4, $5, 'started', NULL, $6, $7, $8, $9, 0) ON CONFLICT ("key") DO NOTHING`
-	selectOperationSQL = `SELECT ` + operationColumns + ` FROM operations WHERE "key" = $1`
+	// operationColumns, beginOperationSQL and selectOperationSQL are the
+	// shared statements (sqlq), named for this store's statements that
+	// extend them.
+	operationColumns   = sqlq.OperationColumns
+	beginOperationSQL  = sqlq.BeginOperationSQL
+	selectOperationSQL = sqlq.SelectOperationSQL
 	// claimOperationSQL claims and, in the same statement, says whether
 	// the key exists at all.
 	claimOperationSQL = `WITH claimed AS (
@@ -39,22 +38,10 @@ WHERE status = 'started' AND lease_until < $2 AND "key" IN (
 	abandonOwnerSQL = `UPDATE operations SET status = 'unknown', updated_at = $1
 WHERE status = 'started' AND ($2::text = '' OR owner = $2::text) AND "key" IN (
     SELECT "key" FROM operations WHERE status = 'started' AND ($2::text = '' OR owner = $2::text) ORDER BY "key" FOR UPDATE)`
-	listOperationsSQL = `SELECT ` + operationColumns + ` FROM operations WHERE status = $1 ORDER BY created_at, seq LIMIT $2`
 )
 
-// scanOperation reads one operation row.
-func scanOperation(row pgx.Row) (*types.Operation, error) {
-	var op types.Operation
-	var lease, created, updated, completed int64
-	err := row.Scan(&op.Key, &op.ArgsHash, jsonDest(&op.Args), &op.RunID, &op.Tool, &op.Status, jsonDest(&op.Result),
-		&op.Owner, &lease, &created, &updated, &completed)
-	if err != nil {
-		return nil, err
-	}
-	op.LeaseUntil, op.CreatedAt = fromNanos(lease), fromNanos(created)
-	op.UpdatedAt, op.CompletedAt = fromNanos(updated), fromNanos(completed)
-	return &op, nil
-}
+// scanOperation reads one operation row (sqlq.ScanOperation).
+func scanOperation(row pgx.Row) (*types.Operation, error) { return sqlq.ScanOperation(row, columns{}) }
 
 // BeginOperation inserts op as started unless its key exists; the primary
 // key decides between concurrent callers, on every replica. An empty Owner
@@ -113,17 +100,7 @@ func beginOnConn(ctx context.Context, conn *pgxpool.Conn, args []any, key string
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
 func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	op, err := scanOperation(s.pool.QueryRow(ctx, selectOperationSQL, key))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres: get operation %q: %w", key, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, s.readErr(fmt.Sprintf("get operation %q", key), err)
-	}
-	return op, nil
+	return s.shared().GetOperation(ctx, key)
 }
 
 // ClaimOperation moves an unknown operation back to started under owner;
@@ -181,47 +158,12 @@ func (s *Store) update(ctx context.Context, op, query string, args ...any) (int6
 // ListOperations returns the operations in status, oldest (CreatedAt, then
 // insertion) first; a limit of 0 or less means 100.
 func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if limit <= 0 {
-		limit = defaultListLimit
-	}
-	rows, err := s.pool.Query(ctx, listOperationsSQL, string(status), limit)
-	if err != nil {
-		return nil, s.readErr("list operations", err)
-	}
-	defer rows.Close()
-	var out []types.Operation
-	for rows.Next() {
-		op, err := scanOperation(rows)
-		if err != nil {
-			return nil, s.readErr("list operations", err)
-		}
-		out = append(out, *op)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr("list operations", err)
-	}
-	return out, nil
+	return s.shared().ListOperations(ctx, status, limit)
 }
 
 // beginArgs are the INSERT's arguments for op.
 func (s *Store) beginArgs(op *types.Operation) []any {
-	owner := op.Owner
-	if owner == "" {
-		owner = s.opts.Owner
-	}
-	created := op.CreatedAt
-	if created.IsZero() {
-		created = s.opts.Clock.Now()
-	}
-	updated := op.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	return []any{op.Key, op.ArgsHash, jsonArg(op.Args), op.RunID, op.Tool, owner,
-		nanos(op.LeaseUntil), nanos(created), nanos(updated)}
+	return sqlq.PostgreSQL.BeginArgs(op, s.opts.Owner, s.opts.Clock)
 }
 
 var _ store.Admitter = (*Store)(nil)

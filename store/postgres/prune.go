@@ -10,14 +10,10 @@ import (
 // pruneChunk is the most rows one prune statement deletes from one table.
 const pruneChunk = 5000
 
-const (
-	pruneExecutionsSQL = `DELETE FROM executions WHERE id IN
-(SELECT id FROM executions WHERE finished_at < $1 LIMIT $2)`
-	// The outer WHERE checks each row again once it is locked.
-	pruneOperationsSQL = `DELETE FROM operations WHERE status = 'completed' AND updated_at < $1 AND "key" IN
+// pruneOperationsSQL deletes at most $2 completed operations last updated
+// before $1; the outer WHERE checks each row again once it is locked.
+const pruneOperationsSQL = `DELETE FROM operations WHERE status = 'completed' AND updated_at < $1 AND "key" IN
 (SELECT "key" FROM operations WHERE status = 'completed' AND updated_at < $1 LIMIT $2)`
-	pruneStatsSQL = `DELETE FROM stats_buckets WHERE start < $1`
-)
 
 // Prune deletes executions that finished before cutoff, completed
 // operations last updated before cutoff and stats buckets that start before
@@ -27,7 +23,7 @@ const (
 // theirs. Replicas may prune at the same time.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 	var total int64
-	for _, query := range []string{pruneExecutionsSQL, pruneOperationsSQL} {
+	for _, query := range []string{queries.PruneExecutions, pruneOperationsSQL} {
 		for {
 			n, err := s.update(ctx, "prune", query, nanos(cutoff), pruneChunk)
 			total += n
@@ -40,7 +36,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 		}
 	}
 	err := s.write(ctx, "prune stats", func(ctx context.Context, conn *pgxpool.Conn) error {
-		tag, err := conn.Exec(ctx, pruneStatsSQL, nanos(cutoff))
+		tag, err := conn.Exec(ctx, queries.PruneStats, nanos(cutoff))
 		total += tag.RowsAffected()
 		return err
 	})

@@ -2,22 +2,16 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
 const (
-	insertRunSQL = `INSERT INTO runs (id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, 0, 0, $6, $7, $8) ON CONFLICT (id) DO NOTHING`
-	selectRunSQL = `SELECT id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at
-FROM runs WHERE id = $1`
 	// admitStepSQL takes the next step and, in the same statement, says
 	// whether the run exists, so a refusal needs no second round trip.
 	admitStepSQL = `WITH admitted AS (
@@ -32,26 +26,12 @@ SELECT (SELECT step FROM admitted), EXISTS (SELECT 1 FROM runs WHERE id = $2)`
 // nil is taken from State; a zero CreatedAt is now and a zero UpdatedAt is
 // CreatedAt.
 func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
-	principal, err := json.Marshal(run.Principal)
+	args, err := sqlq.PostgreSQL.RunArgs(run, s.opts.Clock)
 	if err != nil {
-		return fmt.Errorf("postgres: create run %q: principal: %w", run.ID, err)
+		return err
 	}
-	initial := run.InitialState
-	if initial == nil {
-		initial = run.State
-	}
-	created := run.CreatedAt
-	if created.IsZero() {
-		created = s.opts.Clock.Now()
-	}
-	updated := run.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	args := []any{run.ID, run.Owner, string(principal), jsonArg(run.State), jsonArg(initial),
-		run.MaxSteps, nanos(created), nanos(updated)}
 	return s.write(ctx, fmt.Sprintf("create run %q", run.ID), func(ctx context.Context, conn *pgxpool.Conn) error {
-		tag, err := conn.Exec(ctx, insertRunSQL, args...)
+		tag, err := conn.Exec(ctx, queries.InsertRun, args...)
 		if err != nil {
 			return err
 		}
@@ -64,26 +44,7 @@ func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
 
 // GetRun reads the run, or answers store.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	var run types.Run
-	var principal []byte
-	var created, updated int64
-	err := s.pool.QueryRow(ctx, selectRunSQL, id).Scan(&run.ID, &run.Owner, &principal,
-		jsonDest(&run.State), jsonDest(&run.InitialState), &run.Step, &run.Version, &run.MaxSteps,
-		&created, &updated)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres: get run %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, s.readErr(fmt.Sprintf("get run %q", id), err)
-	}
-	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if err := decodeExact(principal, &run.Principal); err != nil {
-		return nil, fmt.Errorf("postgres: get run %q: principal: %w", id, err)
-	}
-	return &run, nil
+	return s.shared().GetRun(ctx, id)
 }
 
 // AdmitStep takes the run's next step number in one UPDATE: the row lock

@@ -10,11 +10,8 @@ import (
 	"github.com/toolgate/toolgate/store"
 )
 
-const (
-	upsertStatsSQL = `INSERT INTO stats_buckets (tool, start, width, replica, data) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (tool, start, replica) DO UPDATE SET width = excluded.width, data = excluded.data`
-	loadStatsSQL = `SELECT tool, start, width, replica, data FROM stats_buckets WHERE start >= $1 ORDER BY start, tool, replica`
-)
+// loadStatsSQL reads the buckets since $1 in (start, tool, replica) order.
+const loadStatsSQL = `SELECT tool, start, width, replica, data FROM stats_buckets WHERE start >= $1 ORDER BY start, tool, replica`
 
 // SaveStats inserts or replaces buckets by (tool, start, replica), all in
 // one round trip and one transaction (a pgx batch).
@@ -28,7 +25,7 @@ func (s *Store) SaveStats(ctx context.Context, buckets []store.StatsBucket) erro
 		if data == nil {
 			data = []byte{} // the column is NOT NULL; nil would be NULL
 		}
-		batch.Queue(upsertStatsSQL, b.Tool, nanos(b.Start), int64(b.Width), b.Replica, data)
+		batch.Queue(queries.UpsertStats, b.Tool, nanos(b.Start), int64(b.Width), b.Replica, data)
 	}
 	return s.write(ctx, "save stats", func(ctx context.Context, conn *pgxpool.Conn) error {
 		return conn.SendBatch(ctx, &batch).Close()

@@ -5,31 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
-// nanos is t as unix nanoseconds; the zero time is 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
+// nanos is t as unix nanoseconds (sqlq.Nanos).
+func nanos(t time.Time) int64 { return sqlq.Nanos(t) }
 
-// fromNanos is the UTC time of unix nanoseconds n; 0 is the zero time.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
+// fromNanos is the time of unix nanoseconds n (sqlq.FromNanos).
+func fromNanos(n int64) time.Time { return sqlq.FromNanos(n) }
 
-// jsonText is raw as a TEXT value, byte for byte; nil is NULL.
-func jsonText(raw json.RawMessage) any {
-	if raw == nil {
-		return nil
-	}
-	return string(raw)
-}
+// jsonText is raw as a TEXT value, byte for byte; nil is NULL
+// (sqlq.Dialect.JSONArg).
+func jsonText(raw json.RawMessage) any { return sqlq.SQLite.JSONArg(raw) }
 
 // jsonColumn scans a nullable TEXT column of JSON into a fresh
 // json.RawMessage; NULL leaves it nil.
@@ -63,10 +51,12 @@ func (c timeColumn) Scan(src any) error {
 	return nil
 }
 
-// decodeExact decodes JSON keeping numbers as json.Number, so that a
-// principal's attributes come back as exact as they went in.
-func decodeExact(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
+// columns are SQLite's scan destinations of the shared row scans: the
+// sql.Scanners jsonColumn and timeColumn.
+type columns struct{}
+
+// Time scans an INTEGER column of unix nanoseconds into *t.
+func (columns) Time(t *time.Time) any { return timeColumn{t} }
+
+// JSON scans a nullable TEXT column of JSON into *raw.
+func (columns) JSON(raw *json.RawMessage) any { return jsonColumn{raw} }

@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -17,25 +16,15 @@ var _ store.Limiter = (*Store)(nil)
 
 const (
 	operationStatusSQL = `SELECT status FROM operations WHERE "key" = ?`
-	selectWritersSQL   = `SELECT holder, owner, lease_until, shared FROM state_writers WHERE run_id = ?`
 	writerConflictSQL  = `SELECT 1 FROM state_writers WHERE run_id = ? AND holder <> ? AND lease_until >= ? AND (? = 0 OR shared = 0) LIMIT 1`
 	takeWriterSQL      = `INSERT INTO state_writers (run_id, holder, owner, lease_until, shared) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, shared = excluded.shared`
 	purgeWritersSQL   = `DELETE FROM state_writers WHERE run_id = ? AND lease_until < ?`
 	releaseWriterSQL  = `DELETE FROM state_writers WHERE run_id = ? AND holder = ?`
 	abandonWritersSQL = `DELETE FROM state_writers WHERE ? = '' OR owner = ?`
-	quotaUsedSQL      = `SELECT COALESCE(SUM(amount), 0) FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?`
-	// quotaFreesSQL finds the oldest reservation whose expiry, with every
-	// older one's, leaves room for the claim: used - freed + amount <=
-	// limit.
-	quotaFreesSQL = `SELECT at FROM (
-    SELECT at, SUM(amount) OVER (ORDER BY at, rowid) AS freed
-    FROM quota_reservations WHERE quota = ? AND "key" = ? AND at > ?
-) WHERE ? - freed + ? <= ? ORDER BY at LIMIT 1`
+
 	reserveQuotaSQL  = `INSERT INTO quota_reservations (quota, "key", op_key, amount, at) VALUES (?, ?, ?, ?, ?)`
 	releaseQuotasSQL = `DELETE FROM quota_reservations WHERE op_key = ?`
-	quotaUsageSQL    = `SELECT quota, "key", SUM(amount), COUNT(*), MIN(at) FROM quota_reservations
-WHERE quota = ? AND at > ? GROUP BY quota, "key" ORDER BY "key"`
 )
 
 // Admit takes the step, the state-writer slot, the operation and its
@@ -143,55 +132,13 @@ func takeWriterIn(ctx context.Context, tx *writeTx, a *store.Admission, at int64
 
 // quotaCheckIn returns the first claim that would pass its limit, or nil.
 func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, now time.Time) (*store.QuotaDenial, error) {
-	for _, c := range claims {
-		since := nanos(now.Add(-c.Window))
-		var used int64
-		if err := tx.queryRow(ctx, quotaUsedSQL, []any{c.Quota, c.Key, since}, &used); err != nil {
-			return nil, err
-		}
-		if used+c.Amount <= c.Limit {
-			continue
-		}
-		d := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
-		if c.Amount <= c.Limit {
-			var frees int64
-			err := tx.queryRow(ctx, quotaFreesSQL, []any{c.Quota, c.Key, since, used, c.Amount, c.Limit}, &frees)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, err
-			}
-			if err == nil {
-				d.FreesAt = fromNanos(frees).Add(c.Window)
-			}
-		}
-		return d, nil
-	}
-	return nil, nil
+	sum := func(query string, args []any, dest *int64) error { return tx.queryRow(ctx, query, args, dest) }
+	return sqlq.SQLite.CheckQuotas(claims, now, sum, sql.ErrNoRows)
 }
 
 // StateWriters lists the run's slot holders.
 func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	rows, err := s.query(ctx, selectWritersSQL, runID)
-	if err != nil {
-		return nil, s.readErr("state writers of "+runID, err)
-	}
-	defer rows.Close()
-	var out []store.StateWriter
-	for rows.Next() {
-		var w store.StateWriter
-		var lease int64
-		if err := rows.Scan(&w.Holder, &w.Owner, &lease, &w.Shared); err != nil {
-			return nil, s.readErr("state writers of "+runID, err)
-		}
-		w.LeaseUntil = fromNanos(lease)
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr("state writers of "+runID, err)
-	}
-	return out, nil
+	return s.shared().StateWriters(ctx, runID)
 }
 
 // ReleaseStateWriter clears the run's slot if holder holds it.
@@ -204,32 +151,7 @@ func (s *Store) ReleaseStateWriter(ctx context.Context, runID, holder string) er
 
 // QuotaUsage lists the use of every (quota, key) inside its window.
 func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[string]time.Duration) ([]store.QuotaUse, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	var out []store.QuotaUse
-	for _, quota := range slices.Sorted(maps.Keys(windows)) {
-		rows, err := s.query(ctx, quotaUsageSQL, quota, nanos(now.Add(-windows[quota])))
-		if err != nil {
-			return nil, s.readErr("quota usage", err)
-		}
-		for rows.Next() {
-			var u store.QuotaUse
-			var oldest int64
-			if err := rows.Scan(&u.Quota, &u.Key, &u.Used, &u.Reservations, &oldest); err != nil {
-				rows.Close()
-				return nil, s.readErr("quota usage", err)
-			}
-			u.Oldest = fromNanos(oldest)
-			out = append(out, u)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, s.readErr("quota usage", err)
-		}
-	}
-	return out, nil
+	return s.shared().QuotaUsage(ctx, now, windows)
 }
 
 // commitLimitsIn is the part of a Commit that settles limits: the slot is

@@ -2,43 +2,22 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
-// defaultListLimit is the row count of a list whose limit is 0 or less.
-const defaultListLimit = 100
-
 const (
-	operationColumns = `"key", args_hash, run_id, tool, status, result, owner, lease_until, created_at, updated_at, completed_at, args`
-
-	beginOperationSQL = `INSERT INTO operations (` + operationColumns + `)
-VALUES (?, ?, ?, ?, 'started', NULL, ?, ?, ?, ?, 0, ?) ON CONFLICT ("key") DO NOTHING`
-	selectOperationSQL = `SELECT ` + operationColumns + ` FROM operations WHERE "key" = ?`
 	operationExistsSQL = `SELECT 1 FROM operations WHERE "key" = ?`
 	claimOperationSQL  = `UPDATE operations SET status = 'started', owner = ?, lease_until = ?, updated_at = ? WHERE "key" = ? AND status = 'unknown'`
 	expireLeasesSQL    = `UPDATE operations SET status = 'unknown', updated_at = ? WHERE status = 'started' AND lease_until < ?`
 	abandonOwnerSQL    = `UPDATE operations SET status = 'unknown', updated_at = ? WHERE status = 'started' AND (? = '' OR owner = ?)`
-	listOperationsSQL  = `SELECT ` + operationColumns + ` FROM operations WHERE status = ? ORDER BY created_at, rowid LIMIT ?`
 	deleteOperationSQL = `DELETE FROM operations WHERE "key" = ?`
 	settleOperationSQL = `UPDATE operations SET status = ?, result = ?, updated_at = ?, completed_at = CASE WHEN ? THEN ? ELSE completed_at END WHERE "key" = ?`
 )
-
-// scanOperation reads one operation row.
-func scanOperation(row interface{ Scan(...any) error }) (*types.Operation, error) {
-	var op types.Operation
-	err := row.Scan(&op.Key, &op.ArgsHash, &op.RunID, &op.Tool, &op.Status, jsonColumn{&op.Result}, &op.Owner,
-		timeColumn{&op.LeaseUntil}, timeColumn{&op.CreatedAt}, timeColumn{&op.UpdatedAt}, timeColumn{&op.CompletedAt}, jsonColumn{&op.Args})
-	if err != nil {
-		return nil, err
-	}
-	return &op, nil
-}
 
 // BeginOperation inserts op as started unless its key exists; the primary
 // key decides between concurrent callers. An empty Owner is Options.Owner; a
@@ -80,52 +59,30 @@ func (s *Store) AdmitAndBegin(ctx context.Context, runID string, op *types.Opera
 
 // beginArgs are the INSERT's arguments for op.
 func (s *Store) beginArgs(op *types.Operation) []any {
-	owner := op.Owner
-	if owner == "" {
-		owner = s.opts.Owner
-	}
-	created := op.CreatedAt
-	if created.IsZero() {
-		created = s.opts.Clock.Now()
-	}
-	updated := op.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	return []any{op.Key, op.ArgsHash, op.RunID, op.Tool, owner, nanos(op.LeaseUntil), nanos(created), nanos(updated), jsonText(op.Args)}
+	return sqlq.SQLite.BeginArgs(op, s.opts.Owner, s.opts.Clock)
 }
 
 // beginIn inserts the operation as started inside a write, or returns the
 // record that has its key.
 func beginIn(ctx context.Context, tx *writeTx, args []any, key string) (*types.Operation, error) {
-	n, err := tx.affected(ctx, beginOperationSQL, args...)
+	n, err := tx.affected(ctx, queries.BeginOperation, args...)
 	if err != nil || n == 1 {
 		return nil, err
 	}
-	return scanOperation(scanFunc(func(dest ...any) error {
-		return tx.queryRow(ctx, selectOperationSQL, []any{key}, dest...)
-	}))
+	return sqlq.ScanOperation(scanFunc(func(dest ...any) error {
+		return tx.queryRow(ctx, queries.SelectOperation, []any{key}, dest...)
+	}), columns{})
 }
 
 // scanFunc is a function with the Scan method of a row.
 type scanFunc func(dest ...any) error
 
-// Scan implements the row of scanOperation.
+// Scan implements sqlq.Row.
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
 // GetOperation reads the operation, or answers store.ErrNotFound.
 func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	op, err := scanOperation(s.queryRow(ctx, selectOperationSQL, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite: get operation %q: %w", key, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, s.readErr("get operation "+key, err)
-	}
-	return op, nil
+	return s.shared().GetOperation(ctx, key)
 }
 
 // ClaimOperation moves an unknown operation back to started under owner.
@@ -189,29 +146,7 @@ func (s *Store) update(ctx context.Context, query string, args ...any) (int64, e
 // ListOperations returns the operations in status, oldest (CreatedAt, then
 // insertion) first; a limit of 0 or less means 100.
 func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	if limit <= 0 {
-		limit = defaultListLimit
-	}
-	rows, err := s.query(ctx, listOperationsSQL, string(status), limit)
-	if err != nil {
-		return nil, s.readErr("list operations", err)
-	}
-	defer rows.Close()
-	var out []types.Operation
-	for rows.Next() {
-		op, err := scanOperation(rows)
-		if err != nil {
-			return nil, s.readErr("list operations", err)
-		}
-		out = append(out, *op)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.readErr("list operations", err)
-	}
-	return out, nil
+	return s.shared().ListOperations(ctx, status, limit)
 }
 
 var _ store.Admitter = (*Store)(nil)

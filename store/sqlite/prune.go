@@ -9,12 +9,10 @@ import (
 // pruneChunk is the most rows one prune write deletes from one table.
 const pruneChunk = 5000
 
-const (
-	pruneExecutionsSQL = `DELETE FROM executions WHERE id IN
-(SELECT id FROM executions WHERE finished_at < ? LIMIT ?)`
-	pruneOperationsSQL = `DELETE FROM operations WHERE rowid IN
+// pruneOperationsSQL deletes at most ?2 completed operations last updated
+// before ?1.
+const pruneOperationsSQL = `DELETE FROM operations WHERE rowid IN
 (SELECT rowid FROM operations WHERE status = 'completed' AND updated_at < ? LIMIT ?)`
-)
 
 // Prune deletes executions that finished before cutoff and completed
 // operations last updated before cutoff. It deletes in chunks of at most
@@ -29,7 +27,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 			// The writer may run this twice (see writer.add): start
 			// from zero each time.
 			chunk, more = 0, false
-			for _, query := range []string{pruneExecutionsSQL, pruneOperationsSQL} {
+			for _, query := range []string{queries.PruneExecutions, pruneOperationsSQL} {
 				n, err := tx.affected(ctx, query, nanos(cutoff), pruneChunk)
 				if err != nil {
 					return err
@@ -46,7 +44,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
 	}
 	var stats int64
 	err := s.w.do(ctx, func(ctx context.Context, tx *writeTx) (err error) {
-		stats, err = tx.affected(ctx, pruneStatsSQL, nanos(cutoff))
+		stats, err = tx.affected(ctx, queries.PruneStats, nanos(cutoff))
 		return err
 	})
 	if err != nil {

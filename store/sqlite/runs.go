@@ -2,20 +2,14 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 	"github.com/toolgate/toolgate/types"
 )
 
 const (
-	insertRunSQL = `INSERT INTO runs (id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-	selectRunSQL = `SELECT id, owner, principal, state, initial_state, step, version, max_steps, created_at, updated_at
-FROM runs WHERE id = ?`
 	admitStepSQL = `UPDATE runs SET step = step + 1, updated_at = ?
 WHERE id = ? AND (max_steps <= 0 OR step < max_steps)`
 	runStepSQL   = `SELECT step FROM runs WHERE id = ?`
@@ -26,26 +20,12 @@ WHERE id = ? AND (max_steps <= 0 OR step < max_steps)`
 // nil is taken from State; a zero CreatedAt is now and a zero UpdatedAt is
 // CreatedAt.
 func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
-	principal, err := json.Marshal(run.Principal)
+	args, err := sqlq.SQLite.RunArgs(run, s.opts.Clock)
 	if err != nil {
-		return fmt.Errorf("sqlite: create run %q: principal: %w", run.ID, err)
+		return err
 	}
-	initial := run.InitialState
-	if initial == nil {
-		initial = run.State
-	}
-	created := run.CreatedAt
-	if created.IsZero() {
-		created = s.opts.Clock.Now()
-	}
-	updated := run.UpdatedAt
-	if updated.IsZero() {
-		updated = created
-	}
-	args := []any{run.ID, run.Owner, string(principal), jsonText(run.State), jsonText(initial),
-		run.MaxSteps, nanos(created), nanos(updated)}
 	return s.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
-		n, err := tx.affected(ctx, insertRunSQL, args...)
+		n, err := tx.affected(ctx, queries.InsertRun, args...)
 		if err != nil {
 			return fmt.Errorf("sqlite: create run %q: %w", run.ID, err)
 		}
@@ -66,22 +46,12 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 	if cached != nil {
 		return cached, nil
 	}
-	var run types.Run
-	var principal string
-	err := s.queryRow(ctx, selectRunSQL, id).Scan(&run.ID, &run.Owner, &principal,
-		jsonColumn{&run.State}, jsonColumn{&run.InitialState}, &run.Step, &run.Version, &run.MaxSteps,
-		timeColumn{&run.CreatedAt}, timeColumn{&run.UpdatedAt})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite: get run %q: %w", id, store.ErrNotFound)
-	}
+	run, err := s.shared().GetRun(ctx, id)
 	if err != nil {
-		return nil, s.readErr("get run "+id, err)
+		return nil, err
 	}
-	if err := decodeExact([]byte(principal), &run.Principal); err != nil {
-		return nil, fmt.Errorf("sqlite: get run %q: principal: %w", id, err)
-	}
-	s.runs.fill(&run, epoch)
-	return &run, nil
+	s.runs.fill(run, epoch)
+	return run, nil
 }
 
 // AdmitStep takes the run's next step number in one UPDATE, so that

@@ -9,14 +9,9 @@ import (
 	"github.com/toolgate/toolgate/store"
 )
 
-const (
-	upsertStatsSQL = `INSERT INTO stats_buckets (tool, start, width, replica, data) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (tool, start, replica) DO UPDATE SET width = excluded.width, data = excluded.data`
-	pruneStatsSQL = `DELETE FROM stats_buckets WHERE start < ?`
-	// countStatsSQL sizes LoadStats's result: one pass over the start
-	// index, without the table.
-	countStatsSQL = `SELECT count(*) FROM stats_buckets WHERE start >= ?`
-)
+// countStatsSQL sizes LoadStats's result: one pass over the start index,
+// without the table.
+const countStatsSQL = `SELECT count(*) FROM stats_buckets WHERE start >= ?`
 
 // loadStatsSQL reads the buckets since ?1 tool by tool along the primary
 // key (tool, start, replica): a loose index scan (the recursive CTE) finds
@@ -42,7 +37,7 @@ func (s *Store) SaveStats(ctx context.Context, buckets []store.StatsBucket) erro
 	}
 	err := s.w.doLight(ctx, func(ctx context.Context, tx *writeTx) error {
 		for _, b := range buckets {
-			if _, err := tx.exec(ctx, upsertStatsSQL, b.Tool, nanos(b.Start), int64(b.Width), b.Replica, b.Data); err != nil {
+			if _, err := tx.exec(ctx, queries.UpsertStats, b.Tool, nanos(b.Start), int64(b.Width), b.Replica, b.Data); err != nil {
 				return err
 			}
 		}

@@ -321,7 +321,7 @@ func TestCancelledAfterTakenGetsTrueOutcome(t *testing.T) {
 	// The gate request is taken and running when its ctx ends; it writes a
 	// run and its caller must hear "written", not ctx.Err().
 	release := h.gate(t, ctx, func(ctx context.Context, tx *writeTx) error {
-		_, err := tx.exec(ctx, insertRunSQL, "run-1", "", "{}", "{}", "{}", 0, 1, 1)
+		_, err := tx.exec(ctx, queries.InsertRun, "run-1", "", "{}", "{}", "{}", 0, 1, 1)
 		return err
 	})
 	cancel()
@@ -392,7 +392,7 @@ func TestFailedRequestRerunsItsBatch(t *testing.T) {
 	var applied [3]atomic.Int32
 	errBoom := errors.New("boom")
 	insertRun := func(tx *writeTx, id string) error {
-		_, err := tx.exec(ctx, insertRunSQL, id, "", "{}", "{}", "{}", 0, 1, 1)
+		_, err := tx.exec(ctx, queries.InsertRun, id, "", "{}", "{}", "{}", 0, 1, 1)
 		return err
 	}
 	// In this order, all in one batch: a commit, a request that writes and
@@ -486,7 +486,7 @@ func TestBatchWithoutFailureRunsOnce(t *testing.T) {
 		wg.Go(func() {
 			err := h.w.do(ctx, func(ctx context.Context, tx *writeTx) error {
 				applied.Add(1)
-				_, err := tx.exec(ctx, insertRunSQL, fmt.Sprintf("run-%d", i), "", "{}", "{}", "{}", 0, 1, 1)
+				_, err := tx.exec(ctx, queries.InsertRun, fmt.Sprintf("run-%d", i), "", "{}", "{}", "{}", 0, 1, 1)
 				return err
 			})
 			if err != nil {
@@ -515,7 +515,7 @@ func TestFirstRequestFailingNeedsNoRerun(t *testing.T) {
 	before := h.Stats()
 	errBoom := errors.New("boom")
 	insertRun := func(ctx context.Context, tx *writeTx, id string) error {
-		_, err := tx.exec(ctx, insertRunSQL, id, "", "{}", "{}", "{}", 0, 1, 1)
+		_, err := tx.exec(ctx, queries.InsertRun, id, "", "{}", "{}", "{}", 0, 1, 1)
 		return err
 	}
 	calls := []func() error{
