@@ -2,9 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 
 	"github.com/toolgate/toolgate/envelope"
-	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
@@ -50,18 +51,22 @@ func (f *flight) bind(c *validate.Checked) {
 }
 
 // operationKey derives the identity of a write from the operation, never the
-// attempt: the tool's template, or a hash of (run, tool, canonical args).
-// bind scopes it to the run's owner (types.Run.ScopeOperationKey).
+// attempt: the tool's template, or "op:", the tool's name and a hash of
+// (run, tool, canonical args) (expr.Hash, built here in buffers on the
+// stack: one allocation, the key itself). bind scopes it to the run's
+// owner (types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
 			return k
 		}
 	}
-	id := make([]byte, 0, len(runID)+len(c.Tool.Name)+len(c.Canonical)+2)
-	id = append(append(append(append(append(id, runID...), 0), c.Tool.Name...), 0), c.Canonical...)
-	h := expr.Hash(id)
-	return "op:" + c.Tool.Name + ":" + h
+	var idBuf [256]byte
+	id := append(append(append(append(append(idBuf[:0], runID...), 0), c.Tool.Name...), 0), c.Canonical...)
+	sum := sha256.Sum256(id)
+	var keyBuf [128]byte
+	key := append(append(append(keyBuf[:0], "op:"...), c.Tool.Name...), ':')
+	return string(hex.AppendEncode(key, sum[:16]))
 }
 
 // refused answers a refusal of stage 1.
