@@ -67,15 +67,10 @@ func (p *Pipeline) normalise(f *flight, res *types.Result, finished time.Time) (
 	effect := types.Effect("")
 	m := &res.Meta
 	m.RunID, m.Step, m.Tool, m.CallID = f.run.ID, f.step, f.call.Tool, f.call.CallID
-	m.Attempts, m.IdempotencyKey, m.Verified = f.attempts, f.key, m.Verified || f.verified
-	m.ApprovalID = f.approvalID
+	m.Attempts, m.IdempotencyKey, m.ApprovalID = f.attempts, f.key, f.approvalID
 	if f.spec != nil {
 		effect = f.spec.Effect
 		m.Dependency = f.spec.Dependency
-	}
-	if f.replayOf != nil {
-		at := completedAt(f.replayOf)
-		m.CompletedAt = &at
 	}
 	if res.OK && !m.Replayed && f.checked != nil {
 		// An answer that breaks the declared output_schema is not data:
@@ -94,7 +89,8 @@ func (p *Pipeline) normalise(f *flight, res *types.Result, finished time.Time) (
 // feedback writes the observation and the advice (stage 5) from what the
 // stages before found; note is what the state update left out.
 func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessage, note string) {
-	facts := &observe.Facts{RetryAfter: f.wait, Verified: f.verified, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note}
+	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
+		Verified: res.Meta.Verified && !res.Meta.Replayed} // settled by this call's verify read
 	if fail := f.failure; fail != nil {
 		facts.Status = fail.Status
 		if res.Code() == fail.Code {
@@ -105,8 +101,8 @@ func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessa
 			facts.Permanent = facts.TooLarge || fail.Kind == execute.KindStatus && !fail.Transient
 		}
 	}
-	if f.replayOf != nil {
-		facts.CompletedAt = completedAt(f.replayOf)
+	if at := res.Meta.CompletedAt; at != nil {
+		facts.CompletedAt = *at
 	}
 	if spec := f.spec; spec != nil {
 		facts.Effect, facts.Dependency = spec.Effect, spec.Dependency

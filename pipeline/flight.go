@@ -40,16 +40,15 @@ type flight struct {
 	fence     *store.Fence // the liveness a write was begun under
 	deadline  time.Time    // on the pipeline's clock; zero until admitted
 
-	// 2-3 execute and retry (execute, failed, begin's replay, verify).
+	// 2-3 execute and retry (execute, failed, verifyUnknown). A replay
+	// and a verified outcome say so in the result they answer.
 	attempts  int
 	retries   int
 	delivered bool             // the last failure may have reached the dependency
 	failure   *execute.Failure // the last attempt's, when the call failed on it
 	dataDepth int              // an answer nested too deep, carried as text
-	replayOf  *types.Operation
-	verified  bool
-	settled   bool           // the commit settles the write's operation...
-	opStatus  types.OpStatus // ...to this status ("" deletes it: nothing happened)
+	settled   bool             // the commit settles the write's operation...
+	opStatus  types.OpStatus   // ...to this status ("" deletes it: nothing happened)
 
 	// Advice for feedback (5): when the model may try again. Set by the
 	// stage that gave the answer.

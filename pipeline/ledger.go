@@ -132,21 +132,21 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 	return p.verifyUnknown(ctx, f, op), false
 }
 
-// replay answers a repeat of a completed operation with its stored result;
-// nothing is sent downstream.
+// replay answers a repeat of a completed operation with its stored result
+// and when it first completed; nothing is sent downstream.
 func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
 	var stored types.Result
 	if err := json.Unmarshal(op.Result, &stored); err != nil {
 		return envelope.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
 	}
-	f.replayOf = op
+	at := completedAt(op)
+	meta := types.Meta{Replayed: true, CompletedAt: &at}
 	if stored.OK {
-		res := envelope.OK(stored.Data, types.Meta{Replayed: true})
+		res := envelope.OK(stored.Data, meta)
 		res.Meta.Verified = stored.Meta.Verified
 		return res
 	}
-	res := envelope.Fail(stored.Error.Code, stored.Error.Message, types.Meta{Replayed: true})
-	return res
+	return envelope.Fail(stored.Error.Code, stored.Error.Message, meta)
 }
 
 // await waits for another call's started operation to end. It returns the

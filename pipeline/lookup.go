@@ -139,7 +139,6 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 		return envelope.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
 	}
 	if found {
-		f.verified = true
 		f.settle(types.OpCompleted)
 		res := envelope.OK(data, types.Meta{Verified: true})
 		return res
