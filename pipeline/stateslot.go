@@ -47,13 +47,13 @@ import (
 // A holder that dies leaves the slot to its lease (the call's deadline
 // plus the lease margin, as its operation's) or to AbandonOwner.
 
-// admitLimited admits a call of admission limited: it
-// returns nil when the call is admitted and must execute (f.step set; a
-// write's operation begun by this call), or the call's answer.
+// admitLimited admits a call of admission limited: it returns nil when the
+// call is admitted and must execute (f.step set; a write's operation begun
+// by this call), or the call's answer.
 func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 	limiter := p.limiter
 	for {
-		a, res := p.admission(f)
+		a, res := p.storeAdmission(f)
 		if res != nil {
 			return res
 		}
@@ -141,9 +141,9 @@ func (p *Pipeline) repeat(ctx context.Context, f *flight, op *types.Operation) (
 	}
 }
 
-// admission builds the store's admission of f: the slot for a state
+// storeAdmission builds the store's admission of f: the slot for a state
 // writer, the operation for a write, and the quota claims.
-func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
+func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 	now := p.clock.Now()
 	a := &store.Admission{RunID: f.run.ID, Now: now, Step: f.step}
 	c := f.checked.Tool
