@@ -20,11 +20,10 @@ import (
 // state the call read before the feedback, so that the observation can say
 // when it is left out.
 type stateChange struct {
-	// patch is the update against f.state; patchFor computes it again
-	// against a newer state. Both nil: the call updates no state.
-	patch    json.RawMessage
-	patchFor func(map[string]any) (json.RawMessage, error)
-	note     string // why the update (or the settlement) is left out, for the feedback
+	updates bool            // the call updates the state: patch applies
+	patch   json.RawMessage // the update, against the state last read
+	answer  any             // the decoded answer, to compute it again (statePatch)
+	note    string          // why the update (or the settlement) is left out, for the feedback
 }
 
 // stateUpdate computes what the commit will change: the state patch of a
@@ -37,19 +36,11 @@ func (p *Pipeline) stateUpdate(f *flight, res *types.Result) stateChange {
 	if !res.OK || res.Meta.Replayed || f.checked == nil || len(f.checked.Tool.StateExprs) == 0 {
 		return stateChange{}
 	}
-	data, err := expr.Decode(res.Data)
-	var u stateChange
+	u := stateChange{updates: true}
+	answer, err := expr.Decode(res.Data)
 	if err == nil {
-		u.patchFor = func(st map[string]any) (json.RawMessage, error) {
-			vars := *f.checked.Vars
-			vars.State, vars.Result = st, data
-			p, err := state.Patch(f.checked.Tool.StateExprs, &vars)
-			if err != nil {
-				return nil, err
-			}
-			return expr.Canonical(p), nil
-		}
-		u.patch, err = u.patchFor(f.state)
+		u.answer = answer
+		u.patch, err = statePatch(f, answer, f.state)
 	}
 	if err == nil {
 		err = checkStateSize(f.cfg.tools, f.run.State, u.patch)
@@ -60,6 +51,18 @@ func (p *Pipeline) stateUpdate(f *flight, res *types.Result) stateChange {
 	return u
 }
 
+// statePatch is the pure state update of f's tool for its decoded answer,
+// against st.
+func statePatch(f *flight, answer any, st map[string]any) (json.RawMessage, error) {
+	vars := *f.checked.Vars
+	vars.State, vars.Result = st, answer
+	patch, err := state.Patch(f.checked.Tool.StateExprs, &vars)
+	if err != nil {
+		return nil, err
+	}
+	return expr.Canonical(patch), nil
+}
+
 // commit writes the call's records in one transaction: the execution row
 // (stage 6), the run's new state (stage 7) and the operation's settlement.
 // It re-reads the run and re-applies the (pure) state update when another
@@ -68,7 +71,7 @@ func (p *Pipeline) commit(ctx context.Context, f *flight, res *types.Result, fin
 	run := f.run
 	for {
 		var newState json.RawMessage
-		if u.patchFor != nil {
+		if u.updates {
 			var err error
 			if newState, err = state.ApplyRaw(run.State, u.patch); err != nil {
 				return err
@@ -144,14 +147,14 @@ func (p *Pipeline) row(f *flight, res *types.Result, finished time.Time, patch j
 // the call read. An update that no longer applies is left out: the row is
 // recorded without it, and the log shows no patch.
 func (p *Pipeline) reapply(f *flight, run *types.Run, u stateChange) (stateChange, error) {
-	if u.patchFor == nil {
+	if !u.updates {
 		return u, nil
 	}
 	st, err := state.Decode(run.State)
 	if err != nil {
 		return u, err
 	}
-	if u.patch, err = u.patchFor(st); err != nil {
+	if u.patch, err = statePatch(f, u.answer, st); err != nil {
 		p.log.Warn("state update failed after a concurrent commit", "run", run.ID, "tool", f.call.Tool, "err", err)
 		return stateChange{}, nil
 	}
