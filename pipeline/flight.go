@@ -13,9 +13,11 @@ import (
 )
 
 // flight is the working state of one call on its way through the stages,
-// grouped by the stage that writes each field. Later stages only read what
-// earlier ones wrote; stages 4 to 7 (finish) write nothing here but the
-// admission of a call whose step the commit could not take.
+// grouped by the stage that writes each field. Later stages read what
+// earlier ones wrote; stages 4 to 7 (finish) write back only what undoes
+// an earlier decision: the admission of a call whose step the commit could
+// not take, a settlement dropped because the fence was lost
+// (fencedSettlement), the slot once released.
 type flight struct {
 	// The call as it came, and what it was admitted under.
 	call      *types.Call
