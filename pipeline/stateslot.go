@@ -69,7 +69,6 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 			}
 			continue
 		case err != nil:
-			f.admission = notAdmitted
 			return p.admissionFailed(f, err)
 		case got.Denied != nil:
 			f.answeredUnadmitted()
