@@ -12,6 +12,7 @@ import (
 	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -26,50 +27,55 @@ type outcome struct {
 	fenced   bool   // stopped before an attempt: this process lost its liveness
 }
 
-// attempt runs a tool against its dependency: breaker, attempt, classify,
+// request is what the attempts of one tool send, and what bounds them: the
+// call's own tool (flight.request) or a lookup's read tool (lookup).
+type request struct {
+	attempt  execute.Attempt
+	fence    *store.Fence // checked before each send: a write begun under it
+	purpose  monitor.Purpose
+	deadline time.Time // the retries stop here
+}
+
+// request is the call's own attempt of spec, under its operation key and
+// its fence.
+func (f *flight) request(spec *config.Tool, args map[string]any) *request {
+	return &request{
+		attempt: execute.Attempt{Tool: spec, Dependency: f.cfg.tools.Dependencies[spec.Dependency], Args: args,
+			OperationKey: f.key, Canonical: f.checked.Canonical},
+		fence: f.fence, deadline: f.deadline,
+	}
+}
+
+// attempts runs r against its dependency: breaker, attempt, classify,
 // decide, back off, again. It never re-sends a write whose outcome is
 // unknown unless the dependency honours the operation key.
-func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, args map[string]any) outcome {
-	depName := spec.Dependency
-	if depName == "" {
-		depName = "tool:" + spec.Name
-	}
-	dep := f.cfg.tools.Dependencies[spec.Dependency]
+func (p *Pipeline) attempts(ctx context.Context, cfg *live, r *request) outcome {
+	spec := r.attempt.Tool
+	name := cfg.dependencyName(spec)
 	var bset breaker.Settings
 	var budgetCfg retry.BudgetSettings
-	if dep != nil {
+	if dep := r.attempt.Dependency; dep != nil {
 		bset, budgetCfg = breakerSettings(dep.Breaker), budgetSettings(dep.RetryBudget)
 	}
-	br := p.breakers.Get(depName, bset)
-	budget := p.budgets.Get(depName, budgetCfg)
+	br := p.breakers.Get(name, bset)
+	budget := p.budgets.Get(name, budgetCfg)
 	endCall := budget.Begin()
 	defer endCall()
-	// releaseRetry ends the retry in flight, if any: after its attempt, or
-	// when the call gives it up.
-	releaseRetry := func() {}
-	defer func() { releaseRetry() }()
-	policy := retryPolicy(spec.Retry)
-	key := ""
-	if spec == f.spec {
-		key = f.key
-	}
-	a := &execute.Attempt{Tool: spec, Dependency: dep, Args: args, OperationKey: key}
-	if spec == f.spec && f.checked != nil {
-		a.Canonical = f.checked.Canonical
-	}
-	attemptTimeout := spec.Timeout.Connect.D() + spec.Timeout.Read.D()
-
 	var out outcome
 	// A request toolgate cannot build is refused before the breaker is
 	// asked: it says nothing about the dependency's health.
 	if checker, ok := p.exec.(execute.RequestChecker); ok {
-		if fail := checker.CheckRequest(a); fail != nil {
+		if fail := checker.CheckRequest(&r.attempt); fail != nil {
 			out.fail = fail
 			return out
 		}
 	}
+	// releaseRetry ends the retry in flight, if any: after its attempt, or
+	// when the call gives it up.
+	releaseRetry := func() {}
+	defer func() { releaseRetry() }()
 	for {
-		if spec == f.spec && f.fence != nil && !p.fencer.Holds(*f.fence) {
+		if r.fence != nil && !p.fencer.Holds(*r.fence) {
 			// Fencing, checked last before each send: others may take
 			// this write over soon, and it must not reach the dependency
 			// after they may have.
@@ -86,32 +92,16 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		out.attempts++
-		resp, fail := p.send(ctx, br, ticket, spec, f.purpose, out.attempts, a)
+		resp, fail := p.send(ctx, br, ticket, spec, r.purpose, out.attempts, &r.attempt)
 		releaseRetry()
 		if fail == nil {
 			out.resp, out.fail = resp, nil
 			return out
 		}
 		out.fail = fail
-		if fail.Kind == execute.KindCanceled {
-			out.reason = "call deadline reached"
-			return out
-		}
-		remaining := time.Duration(0)
-		if !f.deadline.IsZero() {
-			remaining = f.deadline.Sub(p.clock.Now())
-			if remaining <= 0 {
-				out.reason = "call deadline reached"
-				return out
-			}
-		}
-		d := retry.Decide(retry.Input{
-			Policy: policy, Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && key != "",
-			Failure:  retryFailure(fail),
-			Attempts: out.attempts, Remaining: remaining, AttemptTimeout: attemptTimeout, Rand: p.rand.Float64(),
-		})
-		if !d.Retry {
-			out.reason = d.Reason
+		wait, again, reason := p.again(r, out)
+		if !again {
+			out.reason = reason
 			return out
 		}
 		release, ok := budget.TryRetry()
@@ -120,12 +110,34 @@ func (p *Pipeline) attempt(ctx context.Context, f *flight, spec *config.Tool, ar
 			return out
 		}
 		releaseRetry = release
-		if err := p.clock.Sleep(ctx, d.Wait); err != nil {
+		if err := p.clock.Sleep(ctx, wait); err != nil {
 			out.reason = "call deadline reached"
 			return out
 		}
 		out.retries++
 	}
+}
+
+// again is stage 3 for one failed attempt: whether it is tried again, and
+// after what wait, or why not.
+func (p *Pipeline) again(r *request, out outcome) (wait time.Duration, again bool, reason string) {
+	fail, spec := out.fail, r.attempt.Tool
+	if fail.Kind == execute.KindCanceled {
+		return 0, false, "call deadline reached"
+	}
+	remaining := time.Duration(0)
+	if !r.deadline.IsZero() {
+		remaining = r.deadline.Sub(p.clock.Now())
+		if remaining <= 0 {
+			return 0, false, "call deadline reached"
+		}
+	}
+	d := retry.Decide(retry.Input{
+		Policy: retryPolicy(spec.Retry), Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && r.attempt.OperationKey != "",
+		Failure:  retryFailure(fail),
+		Attempts: out.attempts, Remaining: remaining, AttemptTimeout: spec.Timeout.Connect.D() + spec.Timeout.Read.D(), Rand: p.rand.Float64(),
+	})
+	return d.Wait, d.Retry, d.Reason
 }
 
 // send makes one attempt under br's ticket and gives the ticket back in a
@@ -154,7 +166,6 @@ func retryFailure(f *execute.Failure) retry.Failure {
 
 // failed turns the last failure of a call's attempts into its envelope.
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
-	f.attempts, f.retries = out.attempts, out.retries
 	if out.fail == nil {
 		if out.fenced {
 			return envelope.Fail(types.CodeInternalError, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing. Try again in a few seconds.", types.Meta{})
@@ -168,7 +179,6 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	fail := out.fail
 	f.failure = fail
 	f.delivered = fail.Delivered
-	f.status = fail.Status
 	f.wait = fail.RetryAfter
 	code := fail.Code
 	msg := fail.Message

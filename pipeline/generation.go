@@ -22,7 +22,7 @@ func (p *Pipeline) swap(cfg *config.Config) (*live, error) {
 	if err := p.checkLimiter(v); err != nil {
 		return nil, err
 	}
-	return p.cur.Swap(&live{tools: cfg, validator: v}), nil
+	return p.cur.Swap(newLive(cfg, v)), nil
 }
 
 // SetTools makes cfg (normalized) the pipeline's tools for the calls

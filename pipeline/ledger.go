@@ -18,116 +18,135 @@ import (
 // it, or the result of a call that must not execute (a replay, a conflict,
 // an operation still in flight, an unknown outcome being verified).
 //
-// With an admitter, the first begin also admits the call's step, in one
-// durable write.
-func (p *Pipeline) begin(ctx context.Context, f *flight, admitter store.Admitter) *types.Result {
+// withStep (admission stepWithBegin) makes the first write also take the
+// call's step.
+func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.Result {
 	for {
-		owner := p.owner
-		if p.fencer != nil {
-			// Fencing: no write is begun (nor claimed) by a process that
-			// cannot confirm it is alive in the shared store.
-			fence, err := p.fencer.Fence()
-			if err != nil {
-				p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
-				return envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
-			}
-			owner, f.fence = fence.Owner, &fence
-		}
-		op := &types.Operation{
-			Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
-			Status: types.OpStarted, Owner: owner,
-			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
-		}
-		var existing *types.Operation
-		var began bool
-		var err error
-		if admitter != nil {
-			var step int64
-			step, existing, began, err = admitter.AdmitAndBegin(ctx, f.run.ID, op)
-			admitter = nil
-			if errors.Is(err, store.ErrStepBudget) {
-				return p.exhausted(f)
-			}
-			f.step = step
-		} else {
-			existing, began, err = p.store.BeginOperation(ctx, op)
-		}
-		if err != nil {
-			p.log.Error("ledger begin failed", "key", f.key, "err", err)
-			return envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
-		}
-		if began {
-			if f.expectKey != "" {
-				// Settling only: the operation is gone, so nothing may be sent.
-				f.settle("")
-				return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("operation %s is no longer in the ledger; nothing was sent", f.key), types.Meta{})
-			}
+		existing, began, res := p.beginOnce(ctx, f, withStep)
+		withStep = false
+		switch {
+		case res != nil:
+			return res
+		case began && f.expectKey != "":
+			// Settling only: the operation is gone, so nothing may be sent.
+			f.settle("")
+			return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("operation %s is no longer in the ledger; nothing was sent", f.key), types.Meta{})
+		case began:
 			return nil
 		}
-		if existing.ArgsHash != f.checked.ArgsHash {
-			return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
-				"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
-				f.key), types.Meta{})
-		}
-		switch existing.Status {
-		case types.OpCompleted:
-			return p.replay(f, existing)
-		case types.OpUnknown:
-			if !f.keyHonoured() && f.spec.Verify == nil {
-				return p.verifyUnknown(ctx, f, existing) // nothing to do but say so
-			}
-			// Claim it first, so that exactly one call re-sends it or
-			// verifies it: two repeats that both verified would both
-			// settle it and apply its state update twice. Another repeat
-			// finds it started and waits for this call's outcome.
-			claimed, err := p.store.ClaimOperation(ctx, f.key, owner, f.deadline.Add(p.margin))
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				continue // removed meanwhile: nothing happened, begin afresh
-			case err != nil:
-				return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{})
-			case !claimed:
-				continue // another call claimed it: wait for its outcome
-			case f.keyHonoured():
-				// The dependency dedupes by our key: sending again is safe
-				// and is the way to learn the outcome.
-				return nil
-			}
-			return p.verifyUnknown(ctx, f, existing)
-		}
-		// Started by another call: wait for its outcome until our deadline.
-		op, err = p.await(ctx, f.key)
-		switch {
-		case err != nil:
-			f.wait = time.Second
-			return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{})
-		case op == nil:
-			continue // the other call proved nothing happened: begin afresh
-		case op.ArgsHash != f.checked.ArgsHash:
-			continue // loop to report the conflict
-		case op.Status == types.OpCompleted:
-			return p.replay(f, op)
-		default:
-			continue // unknown: claim it (and re-send or verify) on the next turn
+		if res, again := p.existing(ctx, f, existing); !again {
+			return res
 		}
 	}
 }
 
-// replay answers a repeat of a completed operation with its stored result;
-// nothing is sent downstream.
+// beginOnce is one durable write of the operation's intent, under the
+// store's liveness fence when it has one. began says this call begun it;
+// otherwise existing is the operation found under its key.
+func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (existing *types.Operation, began bool, res *types.Result) {
+	if p.fencer != nil {
+		// Fencing: no write is begun (nor claimed) by a process that
+		// cannot confirm it is alive in the shared store.
+		fence, err := p.fencer.Fence()
+		if err != nil {
+			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
+			return nil, false, envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
+		}
+		f.fence = &fence
+	}
+	op := &types.Operation{
+		Key: f.key, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical, RunID: f.run.ID, Tool: f.spec.Name,
+		Status: types.OpStarted, Owner: f.owner(p),
+		LeaseUntil: f.deadline.Add(p.margin), CreatedAt: p.clock.Now(), UpdatedAt: p.clock.Now(),
+	}
+	var err error
+	if withStep {
+		var step int64
+		step, existing, began, err = p.admitter.AdmitAndBegin(ctx, f.run.ID, op)
+		if errors.Is(err, store.ErrStepBudget) {
+			f.admission = notAdmitted
+			return nil, false, p.exhausted(f)
+		}
+		f.step = step
+	} else {
+		existing, began, err = p.store.BeginOperation(ctx, op)
+	}
+	if err != nil {
+		p.log.Error("ledger begin failed", "key", f.key, "err", err)
+		return nil, false, envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
+	}
+	return existing, began, nil
+}
+
+// existing answers a write whose operation another call began: a replay,
+// a conflict, a verify or a re-send of an unknown outcome, or a wait for
+// one in flight. again says the ledger must be asked afresh (the operation
+// was removed, or its outcome became known or unknown meanwhile).
+func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
+	if op.ArgsHash != f.checked.ArgsHash {
+		return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+			"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
+			f.key), types.Meta{}), false
+	}
+	switch op.Status {
+	case types.OpCompleted:
+		return p.replay(f, op), false
+	case types.OpUnknown:
+		return p.claimUnknown(ctx, f, op)
+	}
+	// Started by another call: wait for its outcome until our deadline.
+	done, err := p.await(ctx, f.key)
+	switch {
+	case err != nil:
+		f.wait = time.Second
+		return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
+	case done != nil && done.ArgsHash == f.checked.ArgsHash && done.Status == types.OpCompleted:
+		return p.replay(f, done), false
+	}
+	// Removed (nothing happened: begin afresh), a conflict to report, or
+	// unknown: claim it (and re-send or verify) on the next turn.
+	return nil, true
+}
+
+// claimUnknown handles an operation whose outcome is unknown. It is claimed
+// first, so that exactly one call re-sends it or verifies it: two repeats
+// that both verified would both settle it and apply its state update twice.
+// Another repeat finds it started and waits for this call's outcome.
+func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
+	if !f.keyHonoured() && f.spec.Verify == nil {
+		return p.verifyUnknown(ctx, f, op), false // nothing to do but say so
+	}
+	claimed, err := p.store.ClaimOperation(ctx, f.key, f.owner(p), f.deadline.Add(p.margin))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, true // removed meanwhile: nothing happened, begin afresh
+	case err != nil:
+		return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{}), false
+	case !claimed:
+		return nil, true // another call claimed it: wait for its outcome
+	case f.keyHonoured():
+		// The dependency dedupes by our key: sending again is safe and is
+		// the way to learn the outcome.
+		return nil, false
+	}
+	return p.verifyUnknown(ctx, f, op), false
+}
+
+// replay answers a repeat of a completed operation with its stored result
+// and when it first completed; nothing is sent downstream.
 func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
 	var stored types.Result
 	if err := json.Unmarshal(op.Result, &stored); err != nil {
 		return envelope.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
 	}
-	f.replayOf = op
+	at := completedAt(op)
+	meta := types.Meta{Replayed: true, CompletedAt: &at}
 	if stored.OK {
-		res := envelope.OK(stored.Data, types.Meta{Replayed: true})
+		res := envelope.OK(stored.Data, meta)
 		res.Meta.Verified = stored.Meta.Verified
 		return res
 	}
-	res := envelope.Fail(stored.Error.Code, stored.Error.Message, types.Meta{Replayed: true})
-	return res
+	return envelope.Fail(stored.Error.Code, stored.Error.Message, meta)
 }
 
 // await waits for another call's started operation to end. It returns the

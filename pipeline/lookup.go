@@ -26,9 +26,12 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, pu
 	if err != nil {
 		return nil, nil, err
 	}
-	lf := &flight{call: f.call, run: f.run, cfg: f.cfg, spec: c.Spec, deadline: deadline, purpose: purpose}
+	r := &request{
+		attempt: execute.Attempt{Tool: c.Spec, Dependency: f.cfg.tools.Dependencies[c.Spec.Dependency], Args: decoded},
+		purpose: purpose, deadline: deadline,
+	}
 	ctx, span := p.startLookup(ctx, purpose, tool)
-	out := p.attempt(ctx, lf, c.Spec, decoded)
+	out := p.attempts(ctx, f.cfg, r)
 	endLookup(span, out)
 	if out.resp != nil {
 		return out.resp.Data, nil, nil
@@ -136,7 +139,6 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 		return envelope.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
 	}
 	if found {
-		f.verified = true
 		f.settle(types.OpCompleted)
 		res := envelope.OK(data, types.Meta{Verified: true})
 		return res

@@ -1,20 +1,3 @@
-// Package pipeline composes the seven stages into one call path. It is the
-// only package that knows their order, and Call reads like the list:
-//
-//	1 validate   shape, types, constraints, permission, rules, then ownership
-//	2 execute    ledger first for writes (durable intent), then attempts with
-//	             per-phase timeouts, the operation key and the breaker
-//	3 retry      only when the failure is transient AND repeating is safe
-//	4 envelope   one result shape, whatever happened
-//	5 observe    what happened, what to do next, what was left out
-//	6 monitor    one execution row per call
-//	7 state      pure apply, committed with the row and the ledger in ONE
-//	             store transaction
-//
-// Resilience order, outside in: the call deadline, then the retry loop, then
-// the circuit breaker around each attempt, then the attempt's own connect and
-// read timeouts. The breaker is inside the retry loop, so a breaker that opens
-// mid-call stops the retries at once, and every attempt is counted by it.
 package pipeline
 
 import (

@@ -11,6 +11,33 @@ import (
 type live struct {
 	tools     *config.Config
 	validator *validate.Validator
+	// toolDeps names the breaker and retry budget of each tool that has
+	// no dependency of its own ("tool:" and its name), made once here
+	// rather than at every attempt.
+	toolDeps map[string]string
+}
+
+// newLive is the compiled configuration of cfg under v.
+func newLive(cfg *config.Config, v *validate.Validator) *live {
+	l := &live{tools: cfg, validator: v, toolDeps: map[string]string{}}
+	for _, spec := range cfg.Tools {
+		if spec != nil && spec.Dependency == "" {
+			l.toolDeps[spec.Name] = "tool:" + spec.Name
+		}
+	}
+	return l
+}
+
+// dependencyName is the name spec's breaker and retry budget are kept by:
+// its dependency's, or "tool:" and its own for a tool without one.
+func (l *live) dependencyName(spec *config.Tool) string {
+	if spec.Dependency != "" {
+		return spec.Dependency
+	}
+	if name, ok := l.toolDeps[spec.Name]; ok {
+		return name
+	}
+	return "tool:" + spec.Name
 }
 
 // Reload compiles cfg (loaded and normalized) and makes it the configuration

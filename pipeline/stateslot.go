@@ -47,12 +47,13 @@ import (
 // A holder that dies leaves the slot to its lease (the call's deadline
 // plus the lease margin, as its operation's) or to AbandonOwner.
 
-// admitLimited admits a limited call (f.checked.Tool.Limited()): it
-// returns nil when the call is admitted and must execute (f.step set; a
-// write's operation begun by this call), or the call's answer.
-func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Limiter) *types.Result {
+// admitLimited admits a call of admission limited: it returns nil when the
+// call is admitted and must execute (f.step set; a write's operation begun
+// by this call), or the call's answer.
+func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
+	limiter := p.limiter
 	for {
-		a, res := p.admission(f)
+		a, res := p.storeAdmission(f)
 		if res != nil {
 			return res
 		}
@@ -63,17 +64,14 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 				return res
 			}
 			if res := p.rejudge(ctx, f); res != nil {
-				f.takeStep = f.step == 0 // nothing was admitted: the row takes the step
+				f.answeredUnadmitted()
 				return res
 			}
 			continue
-		case errors.Is(err, store.ErrStepBudget):
-			return p.exhausted(f)
 		case err != nil:
-			p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
-			return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
+			return p.admissionFailed(f, err)
 		case got.Denied != nil:
-			f.takeStep = f.step == 0
+			f.answeredUnadmitted()
 			return p.quotaExceeded(f, got.Denied)
 		}
 		f.step = got.Step
@@ -97,7 +95,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight, limiter store.Li
 		if got.Writer {
 			// The operation exists and may need a verify or a re-send
 			// (unknown): the ledger decides, under the slot.
-			res := p.begin(bctx, f, nil)
+			res := p.begin(bctx, f, false)
 			cancel()
 			return res
 		}
@@ -142,9 +140,9 @@ func (p *Pipeline) repeat(ctx context.Context, f *flight, op *types.Operation) (
 	}
 }
 
-// admission builds the store's admission of f: the slot for a state
+// storeAdmission builds the store's admission of f: the slot for a state
 // writer, the operation for a write, and the quota claims.
-func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
+func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 	now := p.clock.Now()
 	a := &store.Admission{RunID: f.run.ID, Now: now, Step: f.step}
 	c := f.checked.Tool
@@ -156,7 +154,7 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 		fence, err := p.fencer.Fence()
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
-			f.takeStep = f.step == 0
+			f.answeredUnadmitted()
 			return nil, envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
 		}
 		owner, f.fence = fence.Owner, &fence
@@ -173,7 +171,7 @@ func (p *Pipeline) admission(f *flight) (*store.Admission, *types.Result) {
 		}
 		uses, err := f.checked.QuotaUses()
 		if err != nil {
-			f.takeStep = f.step == 0
+			f.answeredUnadmitted()
 			return nil, p.refused(f, &validate.Refusal{Code: validate.CodeRuleError, Rule: -1,
 				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
 		}
@@ -229,7 +227,7 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 		}
 	}()
 	busy := func() *types.Result {
-		f.takeStep = f.step == 0
+		f.answeredUnadmitted()
 		f.wait = time.Second
 		return envelope.Fail(types.CodeRunBusy, fmt.Sprintf(
 			"another call of run %s that reads or changes its state was still running when this call had to give up waiting", f.run.ID), types.Meta{})
@@ -289,7 +287,6 @@ func (p *Pipeline) releaseSlot(ctx context.Context, f *flight, committed bool) {
 // quotaExceeded answers a call a quota refused: what is used and left, and
 // when enough frees.
 func (p *Pipeline) quotaExceeded(f *flight, d *store.QuotaDenial) *types.Result {
-	f.quota = d
 	left := max(d.Limit-d.Used, 0)
 	msg := ""
 	for _, q := range f.checked.Tool.Quotas {

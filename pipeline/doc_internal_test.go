@@ -1,0 +1,60 @@
+package pipeline
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"testing"
+)
+
+// The package doc names, for each stage, the file and the functions where
+// it happens: each must still be declared there, and still be named there.
+func TestDocNamesWhereEachStageHappens(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file  string
+		funcs []string
+	}{
+		{"call.go", []string{"Call", "CallRun", "callRun", "run", "beginWrite", "execute"}},
+		{"flight.go", nil},
+		{"judge.go", []string{"judge"}},
+		{"approval.go", []string{"approve"}},
+		{"lookup.go", []string{"checkOwner", "unknownOutcome", "settleByVerify"}},
+		{"admission.go", []string{"admissionFor", "takeStepFirst"}},
+		{"stateslot.go", []string{"admitLimited"}},
+		{"ledger.go", []string{"begin"}},
+		{"attempt.go", []string{"attempts", "send", "again", "failed"}},
+		{"finish.go", []string{"normalise", "feedback", "finish", "record"}},
+		{"commit.go", []string{"row", "stateUpdate", "commit"}},
+		{"log.go", nil},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(tc.file) + `\b`).Match(doc) {
+				t.Errorf("doc.go does not name %s", tc.file)
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), tc.file, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			declared := map[string]bool{}
+			for _, d := range f.Decls {
+				if fn, ok := d.(*ast.FuncDecl); ok {
+					declared[fn.Name.Name] = true
+				}
+			}
+			for _, name := range tc.funcs {
+				if !declared[name] {
+					t.Errorf("doc.go says %s happens in %s, which declares no such function", name, tc.file)
+				}
+				if !regexp.MustCompile(`\b` + name + `\b`).Match(doc) {
+					t.Errorf("doc.go does not name %s (%s)", name, tc.file)
+				}
+			}
+		})
+	}
+}
