@@ -199,13 +199,6 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// Pipeline is the gateway's call path, for the tests of the pipeline
-// package that drive a Gateway's pipeline directly.
-//
-// Deprecated: the edges use the Gateway's own methods (Do, DoRun, Now,
-// Breakers, Reconcile, ...); nothing outside tests may call Pipeline.
-func (g *Gateway) Pipeline() *pipeline.Pipeline { return g.pipeline }
-
 // Store is the gateway's store.
 func (g *Gateway) Store() store.Store { return g.store }
 

@@ -45,8 +45,7 @@ func TestQuotaAcrossRuns(t *testing.T) {
 	for name, open := range limitStores(t, clk) {
 		t.Run(name, func(t *testing.T) {
 			gw := openLimitGateway(t, quotaConfig(), open(t), clk)
-			//lint:ignore SA1019 the compiled tool's slots are the pipeline's; no Gateway method shows them
-			if c, _ := gw.Pipeline().Validator().Tool("issue_refund"); c.StateWriter {
+			if c, _ := compiledTool(t, gw, "issue_refund"); c.StateWriter {
 				t.Fatal("a tool without state rules must not take the state-writer slot")
 			}
 			newRun := func(customer string) string {

@@ -16,10 +16,12 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
+	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
 )
 
 // gatedRefunds is a Go-function refund tool that stops inside every call
@@ -259,8 +261,7 @@ func TestUpdatersShareTheSlot(t *testing.T) {
 		return map[string]any{"refund_id": "rf_j"}, nil
 	}, nil).Tools["issue_refund"]
 	gw := openLimitGateway(t, cfg, memory.NewWithClock(clk.Now), clk)
-	//lint:ignore SA1019 the compiled tool's slots are the pipeline's; no Gateway method shows them
-	if c, _ := gw.Pipeline().Validator().Tool("issue_refund"); !c.StateWriter || c.StateReader {
+	if c, _ := compiledTool(t, gw, "issue_refund"); !c.StateWriter || c.StateReader {
 		t.Fatalf("issue_refund without rules: writer %v reader %v", c.StateWriter, c.StateReader)
 	}
 	run, _ := gw.StartRun(context.Background(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_42"}})
@@ -345,4 +346,20 @@ func TestJudgedAgainUnderTheSlot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// compiledTool compiles the gateway's live config again, as the pipeline
+// does, and returns the named tool: its StateWriter and StateReader say
+// which slot the pipeline gives it.
+func compiledTool(t *testing.T, gw *toolgate.Gateway, name string) (*validate.Compiled, bool) {
+	t.Helper()
+	env, err := expr.NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := validate.Compile(gw.Config(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Tool(name)
 }

@@ -2,6 +2,6 @@
 // that the stages do not import the packages above them (the pipeline,
 // another stage's package, the config file's package) and that the edges
 // (server, mcpserver, dashboard, cmd) neither import the pipeline nor call
-// the Gateway's deprecated Pipeline() escape hatch, so that such an import
+// a Pipeline() escape hatch (the Gateway had one; it is gone), so that such an import
 // or call, once removed, cannot come back unnoticed.
 package layers
