@@ -152,10 +152,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeEncoded(w, status, buf.Bytes())
 }
 
+// The values of the headers of every JSON answer, shared (never changed:
+// Header().Set replaces a value, and an append to a full slice copies it).
+var (
+	jsonContentType = []string{"application/json"}
+	nosniff         = []string{"nosniff"}
+)
+
 // writeEncoded answers status with body, JSON already encoded.
 func writeEncoded(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The keys are canonical already and the values shared: Header().Set
+	// would canonicalize each key and allocate each value, on every call.
+	h := w.Header()
+	h["Content-Type"], h["X-Content-Type-Options"] = jsonContentType, nosniff
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -189,18 +198,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.refuseForeignHost(tw, r) {
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern != "" {
-		s.mux.ServeHTTP(tw, r)
-		return
-	}
-	// No route: let the mux decide between 404 and 405 (it knows the
-	// allowed methods), then answer in the envelope.
-	rec := &recorder{header: http.Header{}}
-	s.mux.ServeHTTP(rec, r)
-	switch rec.status {
+	// One lookup: the route's handler clears routing as it starts (see
+	// handle); without a route, the mux's own 404 or 405 is held back and
+	// answered here in the envelope (the mux knows the allowed methods).
+	tw.routing = true
+	s.mux.ServeHTTP(tw, r)
+	status := tw.fallback
+	tw.routing, tw.fallback = false, 0
+	switch status {
+	case 0:
 	case http.StatusMethodNotAllowed:
-		allow := rec.header.Get("Allow")
-		tw.Header().Set("Allow", allow)
+		allow := tw.Header().Get("Allow") // set by the mux
 		s.writeError(tw, r, &apiError{status: http.StatusMethodNotAllowed, code: types.CodeBadRequest,
 			message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, clip(r.URL.Path), allow)})
 	default:
@@ -208,19 +216,47 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// routed clears the writer's routing as the route's handler starts: what
+// it writes is its own answer.
+func routed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tw, ok := w.(*trackingWriter); ok {
+			tw.routing = false
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // trackingWriter remembers whether the answer has started, so a panic
 // after it is not answered twice. It unwraps for http.ResponseController.
+//
+// While routing is set no route's handler has started: a 404 or 405
+// written then is the mux's own answer, held back in fallback (its body
+// discarded) for serveHTTP to answer in the envelope. Any other status
+// (the mux's redirect of an unclean path) goes out as it is.
 type trackingWriter struct {
 	http.ResponseWriter
-	wrote bool
+	wrote    bool
+	routing  bool
+	fallback int
 }
 
 func (t *trackingWriter) WriteHeader(status int) {
+	if t.routing {
+		t.routing = false
+		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+			t.fallback = status
+			return
+		}
+	}
 	t.wrote = true
 	t.ResponseWriter.WriteHeader(status)
 }
 
 func (t *trackingWriter) Write(b []byte) (int, error) {
+	if t.fallback != 0 {
+		return len(b), nil
+	}
 	t.wrote = true
 	return t.ResponseWriter.Write(b)
 }
@@ -233,16 +269,6 @@ func (t *trackingWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
-
-// recorder captures the mux's own fallback answer.
-type recorder struct {
-	header http.Header
-	status int
-}
-
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *recorder) WriteHeader(status int)      { r.status = status }
 
 // clip shortens a client-supplied string for a message or a log line.
 func clip(s string) string {

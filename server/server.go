@@ -172,7 +172,7 @@ func (s *Server) handle(m Mount) (err error) {
 	if !m.Public {
 		h = s.authenticated(h, m.ResourceMetadata)
 	}
-	s.mux.Handle(m.Pattern, h)
+	s.mux.Handle(m.Pattern, routed(h))
 	return nil
 }
 

@@ -27,12 +27,11 @@ var exitNow = os.Exit
 // and the routes of each subsystem; then it listens until ctx ends. The
 // deferred closes run in reverse: MCP sessions, gateway, monitoring.
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--shutdown-timeout D] [--lease-margin D]",
+	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--access-log FILE|-] [--shutdown-timeout D] [--lease-margin D]",
 		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	listen := fs.String("listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8470; port 0 picks a free port)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
+	logFlags := addServeLogFlags(fs)
 	shutdown := fs.Duration("shutdown-timeout", server.DefaultShutdownTimeout,
 		"on SIGTERM, how long calls in flight may take to finish (a second SIGTERM exits at once)")
 	leaseMargin := fs.Duration("lease-margin", 0,
@@ -43,10 +42,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	logger, err := newLogger(e.stderr, *logFormat, *logLevel)
+	logger, closeAccessLog, err := logFlags.open(e)
 	if err != nil {
 		return err
 	}
+	defer closeAccessLog()
 	tuneGC(e.getenv)
 	cfg, err := config.Load(*path)
 	if err != nil {
