@@ -80,7 +80,9 @@ type Options struct {
 	// clock and a runtime-seeded source.
 	Clock Clock
 	Rand  Rand
-	// Logger gets one line per call. Default slog.Default().
+	// Logger gets one line per call (message "call"): at debug for an
+	// ordinary outcome, at warn for an unknown side effect, at error for
+	// internal_error. Default slog.Default().
 	Logger *slog.Logger
 	// Sinks see every committed execution row.
 	Sinks []Sink

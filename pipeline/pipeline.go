@@ -46,7 +46,9 @@ type Config struct {
 	// store's liveness fence instead, which changes when the liveness is
 	// lost and regained.
 	Owner string
-	// Logger gets one line per call at info. Default: slog.Default().
+	// Logger gets one line per call (message "call"): debug for an ordinary
+	// outcome, warn for an unknown side effect, error for internal_error.
+	// Default: slog.Default().
 	Logger *slog.Logger
 	// Sinks see every execution row after it is committed (metrics, stats).
 	Sinks []Sink
