@@ -229,11 +229,6 @@ func quotaCheckTx(ctx context.Context, tx pgx.Tx, claims []store.QuotaClaim, now
 	return sqlq.PostgreSQL.CheckQuotas(claims, now, sum, pgx.ErrNoRows)
 }
 
-// StateWriters lists the run's slot holders.
-func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
-	return s.shared().StateWriters(ctx, runID)
-}
-
 // ReleaseStateWriter clears the run's slot if holder holds it.
 func (s *Store) ReleaseStateWriter(ctx context.Context, runID, holder string) error {
 	_, err := s.update(ctx, fmt.Sprintf("release state writer of %q", runID), releaseWriterSQL, runID, holder)
@@ -244,11 +239,6 @@ func (s *Store) ReleaseStateWriter(ctx context.Context, runID, holder string) er
 func (s *Store) abandonWriters(ctx context.Context, owner string) error {
 	_, err := s.update(ctx, fmt.Sprintf("abandon state writers of %q", owner), abandonWritersSQL, owner)
 	return err
-}
-
-// QuotaUsage lists the use of every (quota, key) inside its window.
-func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[string]time.Duration) ([]store.QuotaUse, error) {
-	return s.shared().QuotaUsage(ctx, now, windows)
 }
 
 // limitCTEs adds to a commit statement the CTEs that settle limits, each

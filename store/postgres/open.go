@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
 // Defaults of Options.
@@ -60,15 +60,7 @@ type Options struct {
 
 // withDefaults returns o with every zero value replaced by its default.
 func (o Options) withDefaults() Options {
-	if o.Owner == "" {
-		o.Owner, _ = os.Hostname()
-		if o.Owner == "" {
-			o.Owner = "toolgate"
-		}
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Real{}
-	}
+	o.Owner, o.Clock = sqlq.Identity(o.Owner, o.Clock)
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
@@ -96,6 +88,8 @@ type Store struct {
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
 	sweeper sync.WaitGroup
+
+	reads // the shared read path (sqlq.Reads)
 }
 
 // Open connects to the database of url (a postgres:// URL or a key=value
@@ -125,6 +119,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	s := &Store{opts: opts, pool: pool, stop: make(chan struct{})}
+	s.reads = s.newReads()
 	defer func() {
 		if err != nil {
 			pool.Close()
@@ -229,11 +224,5 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 // readErr wraps the error of a read (or of taking a connection); one that
 // lost the race with Close answers store.ErrClosed.
 func (s *Store) readErr(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
+	return sqlq.ReadErr("postgres", &s.closed, op, err)
 }

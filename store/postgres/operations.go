@@ -98,11 +98,6 @@ func beginOnConn(ctx context.Context, conn *pgxpool.Conn, args []any, key string
 	}
 }
 
-// GetOperation reads the operation, or answers store.ErrNotFound.
-func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {
-	return s.shared().GetOperation(ctx, key)
-}
-
 // ClaimOperation moves an unknown operation back to started under owner;
 // of concurrent claims, on any replica, the row lock lets one through. It
 // answers store.ErrNotFound when no operation has the key.
@@ -153,12 +148,6 @@ func (s *Store) update(ctx context.Context, op, query string, args ...any) (int6
 		return err
 	})
 	return n, err
-}
-
-// ListOperations returns the operations in status, oldest (CreatedAt, then
-// insertion) first; a limit of 0 or less means 100.
-func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	return s.shared().ListOperations(ctx, status, limit)
 }
 
 // beginArgs are the INSERT's arguments for op.

@@ -42,11 +42,6 @@ func (s *Store) CreateRun(ctx context.Context, run *types.Run) error {
 	})
 }
 
-// GetRun reads the run, or answers store.ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
-	return s.shared().GetRun(ctx, id)
-}
-
 // AdmitStep takes the run's next step number in one UPDATE: the row lock
 // orders concurrent admissions, on every replica, so none share a number.
 func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {

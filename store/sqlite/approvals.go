@@ -31,16 +31,6 @@ func (s *Store) CreateApproval(ctx context.Context, a *store.Approval) error {
 	return nil
 }
 
-// GetApproval returns one approval.
-func (s *Store) GetApproval(ctx context.Context, id string) (*store.Approval, error) {
-	return s.shared().GetApproval(ctx, id)
-}
-
-// FindApproval returns the newest approval with the binding.
-func (s *Store) FindApproval(ctx context.Context, b store.Binding) (*store.Approval, error) {
-	return s.shared().FindApproval(ctx, b)
-}
-
 // DecideApproval decides a pending, unexpired approval.
 func (s *Store) DecideApproval(ctx context.Context, id string, status store.ApprovalStatus, by, comment string, at time.Time) (*store.Approval, error) {
 	args := sqlq.DecideApprovalArgs(id, status, by, comment, nanos(at))
@@ -48,7 +38,7 @@ func (s *Store) DecideApproval(ctx context.Context, id string, status store.Appr
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: decide approval: %w", err)
 	}
-	return s.shared().Decided(ctx, id, n)
+	return sqlq.Decided(ctx, s.reads, id, n)
 }
 
 // UseApproval binds an approval to an operation, once: the single writer
@@ -68,9 +58,4 @@ func (s *Store) UseApproval(ctx context.Context, id, opKey string) (bool, error)
 		return false, fmt.Errorf("sqlite: use approval: %w", err)
 	}
 	return usedBy == opKey, nil
-}
-
-// ListApprovals returns approvals, newest first.
-func (s *Store) ListApprovals(ctx context.Context, status store.ApprovalStatus, limit int) ([]store.Approval, error) {
-	return s.shared().ListApprovals(ctx, status, limit)
 }

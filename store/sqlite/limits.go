@@ -136,22 +136,12 @@ func quotaCheckIn(ctx context.Context, tx *writeTx, claims []store.QuotaClaim, n
 	return sqlq.SQLite.CheckQuotas(claims, now, sum, sql.ErrNoRows)
 }
 
-// StateWriters lists the run's slot holders.
-func (s *Store) StateWriters(ctx context.Context, runID string) ([]store.StateWriter, error) {
-	return s.shared().StateWriters(ctx, runID)
-}
-
 // ReleaseStateWriter clears the run's slot if holder holds it.
 func (s *Store) ReleaseStateWriter(ctx context.Context, runID, holder string) error {
 	if _, err := s.update(ctx, releaseWriterSQL, runID, holder); err != nil {
 		return fmt.Errorf("sqlite: release state writer of %q: %w", runID, err)
 	}
 	return nil
-}
-
-// QuotaUsage lists the use of every (quota, key) inside its window.
-func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[string]time.Duration) ([]store.QuotaUse, error) {
-	return s.shared().QuotaUsage(ctx, now, windows)
 }
 
 // commitLimitsIn is the part of a Commit that settles limits: the slot is

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/internal/sqlq"
 )
 
 // Defaults of Options.
@@ -55,15 +56,7 @@ type Options struct {
 
 // withDefaults returns o with every zero value replaced by its default.
 func (o Options) withDefaults() Options {
-	if o.Owner == "" {
-		o.Owner, _ = os.Hostname()
-		if o.Owner == "" {
-			o.Owner = "toolgate"
-		}
-	}
-	if o.Clock == nil {
-		o.Clock = clock.Real{}
-	}
+	o.Owner, o.Clock = sqlq.Identity(o.Owner, o.Clock)
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = DefaultBusyTimeout
 	}
@@ -91,7 +84,8 @@ type Store struct {
 	w       *writer
 	runs    *runCache
 	readDB  *sql.DB
-	reads   readStmts
+	stmts   readStmts // the read connections' cached statements
+	reads             // the shared read path (sqlq.Reads)
 	closed  atomic.Bool
 }
 
@@ -111,6 +105,7 @@ func open(ctx context.Context, path string, opts Options, h hooks) (_ *Store, er
 	}
 	opts = opts.withDefaults()
 	s := &Store{opts: opts}
+	s.reads = s.newReads()
 	defer func() {
 		if err != nil {
 			s.closeHandles()
@@ -239,7 +234,7 @@ func (s *Store) Close() error {
 // connection to close checkpoints the WAL into the main file.
 func (s *Store) closeHandles() error {
 	var errs []error
-	s.reads.close()
+	s.stmts.close()
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
 	}
@@ -258,11 +253,5 @@ func (s *Store) closeHandles() error {
 // readErr wraps the error of a read; a read that lost the race with Close
 // answers store.ErrClosed.
 func (s *Store) readErr(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	return fmt.Errorf("sqlite: %s: %w", op, err)
+	return sqlq.ReadErr("sqlite", &s.closed, op, err)
 }

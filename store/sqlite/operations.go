@@ -80,11 +80,6 @@ type scanFunc func(dest ...any) error
 // Scan implements sqlq.Row.
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
 
-// GetOperation reads the operation, or answers store.ErrNotFound.
-func (s *Store) GetOperation(ctx context.Context, key string) (*types.Operation, error) {
-	return s.shared().GetOperation(ctx, key)
-}
-
 // ClaimOperation moves an unknown operation back to started under owner.
 // It answers store.ErrNotFound when no operation has the key.
 func (s *Store) ClaimOperation(ctx context.Context, key, owner string, leaseUntil time.Time) (bool, error) {
@@ -141,12 +136,6 @@ func (s *Store) update(ctx context.Context, query string, args ...any) (int64, e
 		return err
 	})
 	return n, err
-}
-
-// ListOperations returns the operations in status, oldest (CreatedAt, then
-// insertion) first; a limit of 0 or less means 100.
-func (s *Store) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	return s.shared().ListOperations(ctx, status, limit)
 }
 
 var _ store.Admitter = (*Store)(nil)

@@ -12,9 +12,13 @@ import (
 // its form.
 var queries = sqlq.SQLite.Queries()
 
-// shared is the reads this store shares with store/postgres (sqlq.Reads),
-// over its pool of read connections.
-func (s *Store) shared() sqlq.Reads {
+// reads is the shared read path (sqlq.Reads), embedded in Store under
+// this unexported name so that its methods (ListExecutions, GetApproval,
+// GetOperation, StateWriters, ...) are the store's own.
+type reads = sqlq.Reads
+
+// newReads is the store's shared read path, on its read connections.
+func (s *Store) newReads() sqlq.Reads {
 	return sqlq.NewReads(sqlq.SQLite, (*readDB)(s), columns{})
 }
 

@@ -42,7 +42,7 @@ func (r *readStmts) close() {
 
 // queryRow runs a cached read statement that returns one row.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := s.reads.get(ctx, s.readDB, query)
+	st, err := s.stmts.get(ctx, s.readDB, query)
 	if err != nil {
 		// Let the error surface through Row.Scan, as QueryRowContext would.
 		return s.readDB.QueryRowContext(ctx, query, args...)
@@ -52,7 +52,7 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 
 // query runs a cached read statement.
 func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := s.reads.get(ctx, s.readDB, query)
+	st, err := s.stmts.get(ctx, s.readDB, query)
 	if err != nil {
 		return nil, err
 	}

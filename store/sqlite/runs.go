@@ -46,7 +46,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*types.Run, error) {
 	if cached != nil {
 		return cached, nil
 	}
-	run, err := s.shared().GetRun(ctx, id)
+	run, err := s.reads.GetRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -80,9 +80,10 @@ func (r Reads) oneApproval(ctx context.Context, op, query string, args ...any) (
 }
 
 // Decided is the answer of DecideApproval once its UPDATE changed n rows:
-// the approval as it is now, with store.ErrApprovalDecided when the UPDATE
-// found it decided or expired.
-func (r Reads) Decided(ctx context.Context, id string, n int64) (*store.Approval, error) {
+// the approval as it is now, read through r, with store.ErrApprovalDecided
+// when the UPDATE found it decided or expired. It is a function, not a
+// method, so that a store embedding Reads does not export it.
+func Decided(ctx context.Context, r Reads, id string, n int64) (*store.Approval, error) {
 	a, err := r.GetApproval(ctx, id)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,9 @@ finished_at, version, state_patch, result, trace_id`
 // ListExecutions returns the rows f selects, newest first unless
 // f.Ascending; a limit of 0 or less means 100. With a run, rows are in
 // version order (commit order within the run); without one, in id order.
+// On SQLite, whose writer is the only one, id order is commit order; on
+// PostgreSQL, ids are taken at INSERT rather than COMMIT, so across runs id
+// order follows commit order only roughly.
 func (r Reads) ListExecutions(ctx context.Context, f types.ExecutionFilter) ([]types.Execution, error) {
 	query, args := ListExecutionsQuery(r.dialect, f)
 	return list(ctx, r, "list executions", query, args, func(row Row, e *types.Execution) error {
