@@ -31,14 +31,11 @@ const (
 
 // Space skips JSON's whitespace (exactly encoding/json's four bytes).
 func (s *Scanner) Space() {
-	for s.Pos < len(s.Data) {
-		switch s.Data[s.Pos] {
-		case ' ', '\t', '\n', '\r':
-			s.Pos++
-		default:
-			return
-		}
+	i := s.Pos
+	for i < len(s.Data) && (s.Data[i] == ' ' || s.Data[i] == '\t' || s.Data[i] == '\n' || s.Data[i] == '\r') {
+		i++
 	}
+	s.Pos = i
 }
 
 // Next consumes c when it is the next byte.
@@ -73,32 +70,46 @@ func (s *Scanner) ScanString() (body []byte, flags StringFlags, ok bool) {
 	if !s.Next('"') {
 		return nil, 0, false
 	}
-	start := s.Pos
-	var high byte // the OR of the bytes: its top bit is set when one is non-ASCII
-	for s.Pos < len(s.Data) {
-		c := s.Data[s.Pos]
-		switch {
-		case c == '"':
-			body = s.Data[start:s.Pos]
-			s.Pos++
+	data, start := s.Data, s.Pos
+	var high byte // the OR of the plain bytes: its top bit is set when one is non-ASCII
+	for i := start; i < len(data); {
+		c := data[i]
+		if plainInString[c] {
+			high |= c
+			i++
+			continue
+		}
+		switch c {
+		case '"':
+			s.Pos = i + 1
 			if high >= utf8.RuneSelf {
 				flags |= NonASCII
 			}
-			return body, flags, true
-		case c < 0x20:
-			return nil, 0, false
-		case c == '\\':
+			return data[start:i], flags, true
+		case '\\':
+			s.Pos = i
 			if !s.escape() {
 				return nil, 0, false
 			}
 			flags |= Escaped
+			i = s.Pos
 			continue
 		}
-		high |= c
-		s.Pos++
+		s.Pos = i
+		return nil, 0, false // a control character
 	}
+	s.Pos = len(data)
 	return nil, 0, false
 }
+
+// plainInString is true for the bytes a string holds as they are: all
+// but the quote, the backslash and the control characters.
+var plainInString = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // escape consumes one backslash escape, checking it.
 func (s *Scanner) escape() bool {
