@@ -13,7 +13,7 @@ import (
 // json.Valid on; testdata/valid holds more, one file a case.
 var validCases = []string{
 	``, ` `, `null`, `true`, `false`, `nul`, `tru`, `falsey`, `0`, `-0`, `01`, `1.`, `.5`, `1e`, `1e+`, `-`, `+1`,
-	`1.5e-3`, `1E9`, `""`, `"a"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\uD83D\uDE00"`, `"\u12"`, `"\x"`, `"open`,
+	`1.5e-3`, `1E9`, `""`, `"a"`, `"\"\\\/\b\f\n\r\t"`, `"\u00e9\uD83D\uDE00"`, `"\u12"`, `"\x"`, `"\q"`, `"\a"`, `"\U00e9"`, `"\u00G0"`, `"open`,
 	"\"tab\tin\"", "\"\xff\xfe\"", `[]`, `[ ]`, `[1,]`, `[,1]`, `[1 2]`, `[1,2]`, ` [ 1 , 2 ] `, `{}`, `{ }`,
 	`{"a":1}`, `{"a" 1}`, `{"a":1,}`, `{a:1}`, `{"a":1 "b":2}`, `{"a":[{"b":null}],"c":false}`, `{"a":1}}`,
 	`[1]]`, `{"a":1} {}`, `[1] x`, "\t\n\r 1 \t\n\r", "1\v", "\u00a01", `[[[]]]`, `[[[]]`, `{"a":{"b":{}}}`,
@@ -57,6 +57,7 @@ func TestSkipValueDepth(t *testing.T) {
 	}{
 		{`1`, 0, true}, {`[]`, 0, false}, {`[]`, 1, true}, {`[[1]]`, 1, false}, {`[[1]]`, 2, true},
 		{`{"a":{"b":[]}}`, 2, false}, {`{"a":{"b":[]}}`, 3, true}, {`"x"`, 0, true},
+		{`{}`, 0, false}, {`{"a":{}}`, 1, false}, {`{"a":{}}`, 2, true}, {`[{}]`, 1, false},
 	} {
 		s := Scanner{Data: []byte(tc.text), MaxDepth: tc.maxDepth}
 		if got := s.SkipValue(1) && s.End(); got != tc.ok {
