@@ -43,8 +43,12 @@ func fastMembers(body []byte, maxDepth int) ([]member, bool) {
 		return out, s.End()
 	}
 	for {
-		name, ok := plainName(&s)
-		if !ok || len(out) == fastMaxMembers {
+		// A name is taken only when its bytes are its text: no escape (an
+		// escaped name decodes to other bytes, and two spellings could name
+		// the same member), no invalid UTF-8 (which encoding/json would
+		// replace); Name refuses control characters, as encoding/json does.
+		name, flags, ok := s.Name()
+		if !ok || flags&jsontext.Escaped != 0 || flags&jsontext.NonASCII != 0 && !utf8.Valid(name) || len(out) == fastMaxMembers {
 			return nil, false
 		}
 		for _, m := range out {
@@ -64,14 +68,4 @@ func fastMembers(body []byte, maxDepth int) ([]member, bool) {
 			return out, ok && s.End()
 		}
 	}
-}
-
-// plainName scans a member name (and its colon) and returns the bytes
-// between its quotes. It declines any escape (an escaped name decodes to
-// other bytes, and two spellings could name the same member), a control
-// character (which encoding/json refuses) and invalid UTF-8 (which it
-// would replace).
-func plainName(s *jsontext.Scanner) ([]byte, bool) {
-	name, flags, ok := s.Name()
-	return name, ok && flags&jsontext.Escaped == 0 && (flags&jsontext.NonASCII == 0 || utf8.Valid(name))
 }

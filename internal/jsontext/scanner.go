@@ -67,49 +67,54 @@ func (s *Scanner) Literal(word string) bool {
 // accepted, invalid UTF-8 included, as encoding/json's scanner accepts it
 // (Text tells whether the bytes are the string's text).
 func (s *Scanner) ScanString() (body []byte, flags StringFlags, ok bool) {
-	if !s.Next('"') {
+	return s.scanString(false)
+}
+
+// Name consumes a member's name and the colon after it, with the
+// whitespace around the colon, and returns the name as ScanString does.
+func (s *Scanner) Name() (name []byte, flags StringFlags, ok bool) {
+	return s.scanString(true)
+}
+
+// scanString is ScanString and, when name is true, Name: one function, so
+// that each is one call on the hot path.
+func (s *Scanner) scanString(name bool) (body []byte, flags StringFlags, ok bool) {
+	data, start := s.Data, s.Pos+1
+	if start > len(data) || data[start-1] != '"' {
 		return nil, 0, false
 	}
-	data, start := s.Data, s.Pos
 	var high byte // the OR of the plain bytes: its top bit is set when one is non-ASCII
-	for i := start; i < len(data); {
-		c := data[i]
-		if plainInString[c] {
-			high |= c
-			i++
-			continue
-		}
-		switch c {
-		case '"':
+	for i := start; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
 			s.Pos = i + 1
 			if high >= utf8.RuneSelf {
 				flags |= NonASCII
 			}
+			if name {
+				if s.Space(); !s.Next(':') {
+					return nil, 0, false
+				}
+				s.Space()
+			}
 			return data[start:i], flags, true
-		case '\\':
+		case c == '\\':
 			s.Pos = i
 			if !s.escape() {
 				return nil, 0, false
 			}
 			flags |= Escaped
-			i = s.Pos
-			continue
+			i = s.Pos - 1
+		case c < 0x20:
+			s.Pos = i
+			return nil, 0, false
+		default:
+			high |= c
 		}
-		s.Pos = i
-		return nil, 0, false // a control character
 	}
 	s.Pos = len(data)
 	return nil, 0, false
 }
-
-// plainInString is true for the bytes a string holds as they are: all
-// but the quote, the backslash and the control characters.
-var plainInString = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // escape consumes one backslash escape, checking it.
 func (s *Scanner) escape() bool {
@@ -161,20 +166,6 @@ func (s *Scanner) Open(close byte) (empty bool) {
 	return s.Next(close)
 }
 
-// Name consumes a member's name and the colon after it, with the
-// whitespace around the colon, and returns the name as ScanString does.
-func (s *Scanner) Name() (name []byte, flags StringFlags, ok bool) {
-	if name, flags, ok = s.ScanString(); !ok {
-		return nil, 0, false
-	}
-	s.Space()
-	if !s.Next(':') {
-		return nil, 0, false
-	}
-	s.Space()
-	return name, flags, true
-}
-
 // Continue consumes what follows a member or an element: whitespace, then
 // either a comma and the whitespace after it (more is true: another
 // follows) or close. ok is false for anything else.
@@ -207,7 +198,8 @@ func (s *Scanner) SkipValue(depth int) bool {
 	case c == '[':
 		return s.skipArray(depth)
 	case c == '"':
-		return s.SkipString()
+		_, _, ok := s.scanString(false)
+		return ok
 	case c == '-' || c >= '0' && c <= '9':
 		return s.SkipNumber()
 	case c == 't':

@@ -13,7 +13,7 @@ func TestText(t *testing.T) {
 	}{
 		{`"plain"`, "plain", true}, {`""`, "", true}, {`"é"`, "é", true},
 		{`"\"\\\/\b\f\n\r\t"`, "\"\\/\b\f\n\r\t", true}, {`"\u00e9\u20AC"`, "é€", true},
-		{`"\ud83d\ude00"`, "", false}, {`"\udc00"`, "", false}, {"\"\xff\"", "", false}, {"\"\\n\xc3\"", "", false},
+		{`"\ud83d\ude00"`, "", false}, {`"\udc00"`, "", false}, {"\"\xff\"", "", false}, {"\"\x80\"", "", false}, {"\"\\n\xc3\"", "", false},
 	} {
 		s := Scanner{Data: []byte(tc.quoted)}
 		body, flags, ok := s.ScanString()
