@@ -62,23 +62,25 @@ func (s *Scanner) Literal(word string) bool {
 	return true
 }
 
+// Name consumes a member's name and the colon after it, with the
+// whitespace around the colon, and returns the name as ScanString does.
+func (s *Scanner) Name() (name []byte, flags StringFlags, ok bool) {
+	if name, flags, ok = s.ScanString(); !ok {
+		return nil, 0, false
+	}
+	if s.Space(); !s.Next(':') {
+		return nil, 0, false
+	}
+	s.Space()
+	return name, flags, true
+}
+
 // ScanString consumes a string and returns the bytes between its quotes.
 // It checks the escapes and refuses control characters; any other byte is
 // accepted, invalid UTF-8 included, as encoding/json's scanner accepts it
 // (Text tells whether the bytes are the string's text).
+// It is a leaf function (no calls): it runs for every string of a body.
 func (s *Scanner) ScanString() (body []byte, flags StringFlags, ok bool) {
-	return s.scanString(false)
-}
-
-// Name consumes a member's name and the colon after it, with the
-// whitespace around the colon, and returns the name as ScanString does.
-func (s *Scanner) Name() (name []byte, flags StringFlags, ok bool) {
-	return s.scanString(true)
-}
-
-// scanString is ScanString and, when name is true, Name: one function, so
-// that each is one call on the hot path.
-func (s *Scanner) scanString(name bool) (body []byte, flags StringFlags, ok bool) {
 	data, start := s.Data, s.Pos+1
 	if start > len(data) || data[start-1] != '"' {
 		return nil, 0, false
@@ -91,20 +93,22 @@ func (s *Scanner) scanString(name bool) (body []byte, flags StringFlags, ok bool
 			if high >= utf8.RuneSelf {
 				flags |= NonASCII
 			}
-			if name {
-				if s.Space(); !s.Next(':') {
-					return nil, 0, false
-				}
-				s.Space()
-			}
 			return data[start:i], flags, true
 		case c == '\\':
-			s.Pos = i
-			if !s.escape() {
+			e := byte(0)
+			if i+1 < len(data) {
+				e = data[i+1]
+			}
+			switch {
+			case e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't':
+				i++
+			case e == 'u' && i+5 < len(data) && isHex(data[i+2]) && isHex(data[i+3]) && isHex(data[i+4]) && isHex(data[i+5]):
+				i += 5
+			default:
+				s.Pos = i
 				return nil, 0, false
 			}
 			flags |= Escaped
-			i = s.Pos - 1
 		case c < 0x20:
 			s.Pos = i
 			return nil, 0, false
@@ -114,29 +118,6 @@ func (s *Scanner) scanString(name bool) (body []byte, flags StringFlags, ok bool
 	}
 	s.Pos = len(data)
 	return nil, 0, false
-}
-
-// escape consumes one backslash escape, checking it.
-func (s *Scanner) escape() bool {
-	s.Pos++ // \
-	if s.Pos >= len(s.Data) {
-		return false
-	}
-	e := s.Data[s.Pos]
-	s.Pos++
-	switch e {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return true
-	case 'u':
-		for range 4 {
-			if s.Pos >= len(s.Data) || !isHex(s.Data[s.Pos]) {
-				return false
-			}
-			s.Pos++
-		}
-		return true
-	}
-	return false
 }
 
 // SkipString consumes a string, as ScanString checks it.
@@ -198,7 +179,7 @@ func (s *Scanner) SkipValue(depth int) bool {
 	case c == '[':
 		return s.skipArray(depth)
 	case c == '"':
-		_, _, ok := s.scanString(false)
+		_, _, ok := s.ScanString()
 		return ok
 	case c == '-' || c >= '0' && c <= '9':
 		return s.SkipNumber()
