@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -17,7 +18,7 @@ func Render(data json.RawMessage, max int) (string, *types.Omitted) {
 		max = 64
 	}
 	text := data // already compact: used as it is, not copied
-	if !compact(data) || !json.Valid(data) {
+	if !compact(data) || !jsontext.Valid(data) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, data); err != nil {
 			buf.Reset()
@@ -41,23 +42,7 @@ func Render(data json.RawMessage, max int) (string, *types.Omitted) {
 // compact reports whether data has no whitespace outside its strings, so
 // that json.Compact would leave it as it is (an invalid value too: Render
 // then shows it raw). It allocates nothing: it runs on every success.
-func compact(data []byte) bool {
-	if len(data) == 0 {
-		return false
-	}
-	in := false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
-			return false
-		}
-	}
-	return true
-}
+func compact(data []byte) bool { return jsontext.Compacted(data, false) }
 
 // shortenList shortens the data, when it is a list, or else its longest
 // top-level list field, to the items that fit in max bytes. It works on the
@@ -79,29 +64,30 @@ func shortenList(compact []byte, max int) (string, *types.Omitted, bool) {
 	// The longest list-valued member, by the size of its value; the first
 	// in key order among equals.
 	field, valueAt, valueEnd := "", 0, 0
-	for i := 1; i < len(compact) && compact[i] == '"'; {
-		keyEnd := skipValue(compact, i)
-		if keyEnd < 0 || keyEnd >= len(compact) || compact[keyEnd] != ':' {
+	sc := jsontext.Scanner{Data: compact, Pos: 1, MaxDepth: jsontext.MaxNesting}
+	for sc.Pos < len(compact) && compact[sc.Pos] == '"' {
+		keyAt := sc.Pos
+		name, flags, ok := sc.Name()
+		if !ok {
 			return "", nil, false
 		}
-		vs := keyEnd + 1
-		ve := skipValue(compact, vs)
-		if ve < 0 {
+		vs := sc.Pos
+		if !sc.SkipValue(2) {
 			return "", nil, false
 		}
+		ve := sc.Pos
 		if compact[vs] == '[' {
-			var key string
-			if json.Unmarshal(compact[i:keyEnd], &key) != nil {
+			key, ok := jsontext.Text(name, flags)
+			if !ok && json.Unmarshal(compact[keyAt:keyAt+len(name)+2], &key) != nil {
 				return "", nil, false
 			}
 			if size, longest := ve-vs, valueEnd-valueAt; size > longest || size == longest && field != "" && key < field {
 				field, valueAt, valueEnd = key, vs, ve
 			}
 		}
-		if ve >= len(compact) || compact[ve] != ',' {
+		if more, _ := sc.Continue('}'); !more {
 			break
 		}
-		i = ve + 1
 	}
 	if field == "" {
 		return "", nil, false
@@ -130,21 +116,19 @@ func fitItems(b []byte, room int) (end, shown, total int, ok bool) {
 	if b[1] == ']' {
 		return end, 0, 0, true
 	}
-	for i := 1; i < len(b); {
-		e := skipValue(b, i)
-		if e < 0 || e >= len(b) {
+	sc := jsontext.Scanner{Data: b, Pos: 1, MaxDepth: jsontext.MaxNesting}
+	for {
+		if !sc.SkipValue(2) {
 			return 0, 0, 0, false
 		}
 		total++
-		if e <= room && shown == total-1 {
-			end, shown = e, total
+		if sc.Pos <= room && shown == total-1 {
+			end, shown = sc.Pos, total
 		}
-		if b[e] != ',' {
-			return end, shown, total, b[e] == ']'
+		if more, ok := sc.Continue(']'); !more {
+			return end, shown, total, ok
 		}
-		i = e + 1
 	}
-	return 0, 0, 0, false
 }
 
 // closeList closes the prefix of a compact list cut after its shown items.
@@ -153,51 +137,4 @@ func closeList(prefix []byte, shown int) string {
 		return "[]"
 	}
 	return string(prefix) + "]"
-}
-
-// skipValue returns the offset just past the JSON value that starts at
-// b[i] in compact JSON, or -1 when it is malformed.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return -1
-	case '{', '[':
-		depth, in := 0, false
-		for j := i; j < len(b); j++ {
-			c := b[j]
-			switch {
-			case in && c == '\\':
-				j++
-			case c == '"':
-				in = !in
-			case in:
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != ']' && b[j] != '}' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
 }

@@ -68,3 +68,17 @@ func TestRenderHugeListAllocatesLittle(t *testing.T) {
 		t.Fatalf("Render allocated %d bytes for a %d-byte answer", allocated, len(data))
 	}
 }
+
+// TestRenderInvalidDataIsCut: data that is not JSON is not walked as a
+// list (the scanner refuses it where the old lenient walk guessed at its
+// items); it is shown raw and cut, and the cut is said.
+func TestRenderInvalidDataIsCut(t *testing.T) {
+	data := json.RawMessage(`[` + strings.Repeat(`abc,`, 30) + `abc]`)
+	got, om := Render(data, 64)
+	if want := string(data[:64]) + "…"; got != want {
+		t.Fatalf("Render = %s, want %s", got, want)
+	}
+	if om == nil || *om != (types.Omitted{ShownBytes: 64, TotalBytes: len(data)}) {
+		t.Fatalf("omitted = %+v", om)
+	}
+}

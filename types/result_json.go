@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // AppendJSON appends the result's JSON encoding to b: the same bytes as
@@ -164,7 +165,7 @@ func (enc jsonEncoder) raw(b []byte, raw json.RawMessage) ([]byte, error) {
 	if raw == nil {
 		return append(b, "null"...), nil
 	}
-	if plainRaw(raw, enc.html) && json.Valid(raw) {
+	if jsontext.Compacted(raw, enc.html) && jsontext.Valid(raw) {
 		return append(b, raw...), nil
 	}
 	var buf bytes.Buffer
@@ -176,78 +177,9 @@ func (enc jsonEncoder) raw(b []byte, raw json.RawMessage) ([]byte, error) {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
 }
 
-// plainRaw reports whether encoding/json would copy raw unchanged: no
-// whitespace outside strings, nothing it escapes.
-func plainRaw(raw []byte, html bool) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case html && (c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf):
-			return false
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
-			return false
-		}
-	}
-	return len(raw) > 0
-}
-
-const hexDigits = "0123456789abcdef"
-
 // str writes s as a JSON string the way encoding/json does: invalid UTF-8
 // as \ufffd, U+2028 and U+2029 escaped, and <, > and & as \u00XX when
 // escaping HTML.
 func (enc jsonEncoder) str(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!enc.html || (c != '<' && c != '>' && c != '&')) {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsontext.AppendString(b, s, jsontext.EncodingJSON(enc.html))
 }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // Decode decodes any single JSON value, keeping numbers as json.Number.
@@ -197,36 +199,20 @@ func appendCanonical(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, v)
 	case string:
-		return appendString(b, v)
+		return jsontext.AppendString(b, v, canonicalEscape)
 	case json.Number:
-		if validNumber(string(v)) {
+		if jsontext.ValidNumber(string(v)) {
 			return append(b, v...)
 		}
-		return appendString(b, string(v))
+		return jsontext.AppendString(b, string(v), canonicalEscape)
 	case float64:
 		return appendFloat(b, v)
 	case float32:
 		return appendFloat(b, float64(v))
-	case int:
-		return strconv.AppendInt(b, int64(v), 10)
-	case int8:
-		return strconv.AppendInt(b, int64(v), 10)
-	case int16:
-		return strconv.AppendInt(b, int64(v), 10)
-	case int32:
-		return strconv.AppendInt(b, int64(v), 10)
-	case int64:
-		return strconv.AppendInt(b, v, 10)
-	case uint:
-		return strconv.AppendUint(b, uint64(v), 10)
-	case uint8:
-		return strconv.AppendUint(b, uint64(v), 10)
-	case uint16:
-		return strconv.AppendUint(b, uint64(v), 10)
-	case uint32:
-		return strconv.AppendUint(b, uint64(v), 10)
-	case uint64:
-		return strconv.AppendUint(b, v, 10)
+	case int, int8, int16, int32, int64:
+		return strconv.AppendInt(b, reflect.ValueOf(v).Int(), 10)
+	case uint, uint8, uint16, uint32, uint64:
+		return strconv.AppendUint(b, reflect.ValueOf(v).Uint(), 10)
 	case []any:
 		b = append(b, '[')
 		for i, e := range v {
@@ -242,7 +228,7 @@ func appendCanonical(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, e)
+			b = jsontext.AppendString(b, e, canonicalEscape)
 		}
 		return append(b, ']')
 	case map[string]any:
@@ -282,7 +268,7 @@ func appendMap[V any](b []byte, m map[string]V) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jsontext.AppendString(b, k, canonicalEscape)
 		b = append(b, ':')
 		b = appendCanonical(b, m[k])
 	}
@@ -304,101 +290,10 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, format, -1, 64)
 }
 
-const hexDigits = "0123456789abcdef"
+// canonicalEscape is canonical JSON's string escaping: only quotes,
+// backslashes and control characters; <, >, &, U+2028, U+2029 and other
+// non-ASCII text written as they are; invalid UTF-8 as U+FFFD itself.
+const canonicalEscape jsontext.Escape = 0
 
-// appendString writes s as a JSON string. Quotes, backslashes and control
-// characters are escaped; <, >, & and non-ASCII text are written as they are;
-// invalid UTF-8 becomes U+FFFD, as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// validNumber reports whether s is a JSON number literal.
-func validNumber(s string) bool { return NumberLen(s) == len(s) }
-
-// NumberLen returns the length of the JSON number literal at the start of
-// s, by JSON's grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or
-// -1 when s does not start with one (or its fraction or exponent has no
-// digits). What follows the number is the caller's to judge: "01" is the
-// number 0 followed by a 1. Every JSON scanner of toolgate's uses it.
-func NumberLen[T string | []byte](s T) int {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	default:
-		return -1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || !isDigit(s[i]) {
-			return -1
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || !isDigit(s[i]) {
-			return -1
-		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	}
-	return i
-}
-
+// isDigit reports whether c is an ASCII digit (templates' names).
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -170,3 +170,14 @@ func TestBigIntegerRoundTrip(t *testing.T) {
 		t.Errorf("Render = %s", got)
 	}
 }
+
+// TestCanonicalIntegerWidths covers every Go integer type Canonical writes
+// itself, at its extremes.
+func TestCanonicalIntegerWidths(t *testing.T) {
+	in := []any{int(-1), int8(math.MinInt8), int16(math.MinInt16), int32(math.MinInt32), int64(math.MinInt64),
+		uint(1), uint8(math.MaxUint8), uint16(math.MaxUint16), uint32(math.MaxUint32), uint64(math.MaxUint64)}
+	want := `[-1,-128,-32768,-2147483648,-9223372036854775808,1,255,65535,4294967295,18446744073709551615]`
+	if got := string(Canonical(in)); got != want {
+		t.Errorf("Canonical = %s, want %s", got, want)
+	}
+}
