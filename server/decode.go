@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // checkDepth scans raw JSON bytes and refuses nesting deeper than max
@@ -14,31 +16,8 @@ import (
 // structure. Brackets inside strings do not count. Malformed JSON is left
 // to the decoder.
 func checkDepth(b []byte, max int) error {
-	depth := 0
-	inString, escaped := false, false
-	for i, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > max {
-				return fmt.Errorf("the JSON is nested more than %d levels deep (at byte %d)", max, i)
-			}
-		case '}', ']':
-			depth--
-		}
+	if at := jsontext.DepthExceeded(b, max); at >= 0 {
+		return fmt.Errorf("the JSON is nested more than %d levels deep (at byte %d)", max, at)
 	}
 	return nil
 }

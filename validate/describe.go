@@ -3,13 +3,13 @@ package validate
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -93,9 +93,7 @@ func typeHint(wants []string, val any) string {
 }
 
 func validNumberText(s string) bool {
-	s = strings.TrimSpace(s)
-	_, err := strconv.ParseFloat(s, 64)
-	return err == nil && s != "" && !strings.ContainsAny(s, "xXnNiI_")
+	return jsontext.ValidNumber(strings.TrimSpace(s))
 }
 
 // propertyHint quotes the schema's description of a top-level argument,

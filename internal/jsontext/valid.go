@@ -34,3 +34,38 @@ func Compacted(raw []byte, html bool) bool {
 	}
 	return len(raw) > 0
 }
+
+// DepthExceeded reports where data opens an array or object more than max
+// levels deep: the byte offset of that bracket, or -1 when none does. It
+// counts brackets outside strings only and checks nothing else, so it
+// answers for any text, valid JSON or not, before a decoder that would
+// recurse into it is run.
+func DepthExceeded(data []byte, max int) int {
+	depth := 0
+	inString, escaped := false, false
+	for i, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return i
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}
