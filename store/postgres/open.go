@@ -117,6 +117,9 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 		return nil, errors.New("postgres: open: the connection string does not parse")
 	}
 	cfg.MaxConns = opts.MaxConns
+	if opts.hooks.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.hooks.tracer
+	}
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}

@@ -83,6 +83,9 @@ type writerHooks struct {
 	// taken, when set, is called by the writer goroutine after it took the
 	// first request of a batch, before it takes the others queued.
 	taken func()
+	// tracer, when set, traces every connection of the store (the
+	// benchmark counts round trips with it).
+	tracer pgx.QueryTracer
 }
 
 // writer is the store's one writer goroutine: it takes the queued write
