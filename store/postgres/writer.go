@@ -15,6 +15,12 @@ import (
 // maxBatch bounds the requests packed into one transaction.
 const maxBatch = 128
 
+// writerConns is the number of the writer's goroutines, each with its own
+// connection, taking batches from one queue: while one batch waits for
+// its COMMIT's WAL flush, the next is sent on the other connection (as
+// store/sqlite's writer overlaps its fsync with the next batch).
+const writerConns = 2
+
 // A request's life: queued by its caller, then either taken by the writer
 // (it will run, and its caller waits for the outcome) or abandoned by its
 // caller whose ctx ended first (it will never run).
@@ -86,12 +92,14 @@ type writerHooks struct {
 	// tracer, when set, traces every connection of the store (the
 	// benchmark counts round trips with it).
 	tracer pgx.QueryTracer
+	// conns, when not 0, replaces writerConns.
+	conns int
 }
 
-// writer is the store's one writer goroutine: it takes the queued write
-// requests, packs up to maxBatch of them into one transaction on its own
-// connection and commits once (group commit), then answers each caller
-// its own outcome.
+// writer is the store's writer: writerConns goroutines, each of which
+// takes the queued write requests, packs up to maxBatch of them into one
+// transaction on its own connection and commits once (group commit), then
+// answers each caller its own outcome.
 type writer struct {
 	s     *Store
 	hooks writerHooks
@@ -101,11 +109,8 @@ type writer struct {
 	mu       sync.RWMutex
 	closed   bool
 	requests chan *request
-	stopped  chan struct{}
-
-	// conn is the writer goroutine's connection (nil until the first
-	// batch, and after one broke).
-	conn connHolder
+	cfg      *pgx.ConnConfig
+	loops    sync.WaitGroup
 
 	batches, ran, rollbacks atomic.Uint64
 }
@@ -117,11 +122,19 @@ func newWriter(s *Store, cfg *pgx.ConnConfig, h writerHooks) *writer {
 	if cfg.RuntimeParams["application_name"] == "toolgate" {
 		cfg.RuntimeParams["application_name"] = "toolgate-writer"
 	}
-	return &writer{s: s, hooks: h, conn: connHolder{cfg: cfg}, requests: make(chan *request, maxBatch), stopped: make(chan struct{})}
+	return &writer{s: s, hooks: h, cfg: cfg, requests: make(chan *request, maxBatch)}
 }
 
-// start runs the writer goroutine until close.
-func (w *writer) start() { go w.loop() }
+// start runs the writer's goroutines until close.
+func (w *writer) start() {
+	n := w.hooks.conns
+	if n <= 0 {
+		n = writerConns
+	}
+	for range n {
+		w.loops.Go(func() { w.loop(&connHolder{cfg: w.cfg}) })
+	}
+}
 
 // do queues r and waits for its outcome, wrapped with r.op.
 //
@@ -162,7 +175,7 @@ func (w *writer) do(ctx context.Context, r *request) error {
 }
 
 // close stops taking requests, lets the writer run those already queued,
-// waits for its goroutine to end and releases its connection. Later calls
+// waits for its goroutines to end and closes their connections. Later calls
 // of do get ErrClosed.
 func (w *writer) close() {
 	w.mu.Lock()
@@ -171,7 +184,7 @@ func (w *writer) close() {
 		close(w.requests)
 	}
 	w.mu.Unlock()
-	<-w.stopped
+	w.loops.Wait()
 }
 
 // stats returns the writer's counters.
@@ -179,12 +192,11 @@ func (w *writer) stats() WriterStats {
 	return WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load(), Rollbacks: w.rollbacks.Load()}
 }
 
-// loop is the writer goroutine: take one request (waiting for it), then
-// whatever else is already queued, up to maxBatch, and run them as one
-// batch. It ends when the requests channel is closed and drained.
-func (w *writer) loop() {
-	defer close(w.stopped)
-	defer w.conn.release()
+// loop is a writer goroutine, on conn: take one request (waiting for it),
+// then whatever else is already queued, up to maxBatch, and run them as
+// one batch. It ends when the requests channel is closed and drained.
+func (w *writer) loop(conn *connHolder) {
+	defer conn.release()
 	reqs := make([]*request, 0, maxBatch)
 	for first := range w.requests {
 		if !first.state.CompareAndSwap(requestQueued, requestTaken) {
@@ -208,7 +220,7 @@ func (w *writer) loop() {
 				break drain
 			}
 		}
-		w.runBatch(reqs)
+		w.runBatch(conn, reqs)
 		clear(reqs)
 	}
 }

@@ -54,24 +54,31 @@ func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepar
 // and the CPU time per call of this process (getrusage) and of the
 // PostgreSQL server (/proc of the postmaster and its children; the server
 // must run on this machine).
+//
+// writers=1 is the writer with one goroutine and connection instead of
+// writerConns.
 func BenchmarkCallSequence(b *testing.B) {
-	for _, callers := range []int{1, 8, 64} {
-		b.Run(strconv.Itoa(callers), func(b *testing.B) {
-			rt := &roundTrips{}
-			s := openBench(b, rt)
-			measureSequence(b, s, rt, callers)
+	for _, conns := range []int{1, writerConns} {
+		b.Run(fmt.Sprintf("writers=%d", conns), func(b *testing.B) {
+			for _, callers := range []int{1, 8, 64} {
+				b.Run(strconv.Itoa(callers), func(b *testing.B) {
+					rt := &roundTrips{}
+					s := openBench(b, writerHooks{tracer: rt, conns: conns})
+					measureSequence(b, s, rt, callers)
+				})
+			}
 		})
 	}
 }
 
-// openBench is openHooked for a benchmark, with the tracer rt.
-func openBench(b *testing.B, rt *roundTrips) *Store {
+// openBench is openHooked for a benchmark, with the hooks h.
+func openBench(b *testing.B, h writerHooks) *Store {
 	url := os.Getenv("TOOLGATE_TEST_POSTGRES")
 	if url == "" {
 		b.Skip("TOOLGATE_TEST_POSTGRES is not set (run under scripts/with-postgres.sh)")
 	}
 	schema := fmt.Sprintf("toolgate_bench_%d", time.Now().UnixNano())
-	s, err := Open(b.Context(), url, Options{Owner: "bench", Schema: schema, hooks: writerHooks{tracer: rt}})
+	s, err := Open(b.Context(), url, Options{Owner: "bench", Schema: schema, hooks: h})
 	if err != nil {
 		b.Fatal(err)
 	}

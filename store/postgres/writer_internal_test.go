@@ -74,6 +74,7 @@ func (g *gate) hooks() writerHooks {
 			}
 		},
 		taken: func() { g.once.Do(func() { <-g.ready }) },
+		conns: 1, // a second writer goroutine would take some of them
 	}
 }
 

@@ -41,24 +41,24 @@ func (h *connHolder) release() {
 	h.conn = nil
 }
 
-// runBatch runs reqs in one transaction and answers each; a request whose
+// runBatch runs reqs in one transaction on h's connection and answers each; a request whose
 // statement failed is set apart and runs alone afterwards, so that its
 // failure is its own.
 //
 // The requests are sorted by run (stably: a run's requests keep their
 // order), so that every replica takes the row locks of runs in one order.
-func (w *writer) runBatch(reqs []*request) {
+func (w *writer) runBatch(h *connHolder, reqs []*request) {
 	slices.SortStableFunc(reqs, func(a, b *request) int { return strings.Compare(a.runID, b.runID) })
 	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.WriteTimeout)
 	defer cancel()
 	w.ran.Add(uint64(len(reqs)))
-	alone := w.tryBatch(ctx, reqs)
+	alone := w.tryBatch(ctx, h, reqs)
 	for i, r := range alone {
 		if ctx.Err() != nil {
 			w.fail(ctx, alone[i:], ctx.Err())
 			return
 		}
-		w.tryBatch(ctx, []*request{r})
+		w.tryBatch(ctx, h, []*request{r})
 	}
 }
 
@@ -67,9 +67,9 @@ func (w *writer) runBatch(reqs []*request) {
 // It answers the requests it committed, or all of them when the
 // connection failed, and returns those set apart. A single request is
 // always answered: its failure is its outcome.
-func (w *writer) tryBatch(ctx context.Context, reqs []*request) (alone []*request) {
+func (w *writer) tryBatch(ctx context.Context, h *connHolder, reqs []*request) (alone []*request) {
 	for attempt := 0; len(reqs) > 0; attempt++ {
-		conn, err := w.conn.get(ctx)
+		conn, err := h.get(ctx)
 		if err != nil {
 			w.fail(ctx, reqs, err)
 			return alone
@@ -81,12 +81,12 @@ func (w *writer) tryBatch(ctx context.Context, reqs []*request) (alone []*reques
 			return alone
 		}
 		if conn.IsClosed() || ctx.Err() != nil {
-			w.conn.release()
+			h.release()
 			w.fail(ctx, append(reqs, alone...), err)
 			return nil
 		}
 		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
-			w.conn.release()
+			h.release()
 			w.fail(ctx, append(reqs, alone...), err)
 			return nil
 		}
