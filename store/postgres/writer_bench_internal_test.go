@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -55,16 +56,28 @@ func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepar
 // PostgreSQL server (/proc of the postmaster and its children; the server
 // must run on this machine).
 //
-// writers=1 is the writer with one goroutine and connection instead of
-// writerConns.
+// writers=N is the writer with N goroutines and connections (the store
+// has writerConns); pool is the same statements without the writer, each
+// write a transaction of its own on a pool connection (as before the
+// writer), for an A/B in one run.
 func BenchmarkCallSequence(b *testing.B) {
-	for _, conns := range []int{1, writerConns} {
-		b.Run(fmt.Sprintf("writers=%d", conns), func(b *testing.B) {
+	for _, mode := range []struct {
+		name  string
+		conns int
+		call  func(ctx context.Context, s *Store, runID string, n int64) error
+	}{
+		{"pool", 1, oneCallPool},
+		{"writers=1", 1, oneCall},
+		{"writers=2", 2, oneCall},
+		{"writers=4", 4, oneCall},
+		{"writers=8", 8, oneCall},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
 			for _, callers := range []int{1, 8, 64} {
 				b.Run(strconv.Itoa(callers), func(b *testing.B) {
 					rt := &roundTrips{}
-					s := openBench(b, writerHooks{tracer: rt, conns: conns})
-					measureSequence(b, s, rt, callers)
+					s := openBench(b, writerHooks{tracer: rt, conns: mode.conns})
+					measureSequence(b, s, rt, callers, mode.call)
 				})
 			}
 		})
@@ -92,7 +105,8 @@ func openBench(b *testing.B, h writerHooks) *Store {
 	return s
 }
 
-func measureSequence(b *testing.B, s *Store, rt *roundTrips, callers int) {
+func measureSequence(b *testing.B, s *Store, rt *roundTrips, callers int,
+	call func(ctx context.Context, s *Store, runID string, n int64) error) {
 	ctx := context.Background()
 	for i := range callers {
 		if err := s.CreateRun(ctx, &types.Run{ID: runName(i)}); err != nil {
@@ -111,7 +125,7 @@ func measureSequence(b *testing.B, s *Store, rt *roundTrips, callers int) {
 		wg.Go(func() {
 			<-start
 			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
-				if err := oneCall(ctx, s, runName(i), n); err != nil {
+				if err := call(ctx, s, runName(i), n); err != nil {
 					failed.CompareAndSwap(nil, &err)
 					return
 				}
@@ -130,8 +144,10 @@ func measureSequence(b *testing.B, s *Store, rt *roundTrips, callers int) {
 	n := float64(b.N)
 	b.ReportMetric(n/b.Elapsed().Seconds(), "calls/s")
 	b.ReportMetric(float64(rt1-rt0)/n, "rt/call")
-	b.ReportMetric(float64(w1.Batches-w0.Batches)/n, "txn/call")
-	b.ReportMetric(float64(w1.Requests-w0.Requests)/float64(max(1, w1.Batches-w0.Batches)), "writes/txn")
+	if w1.Batches > w0.Batches {
+		b.ReportMetric(float64(w1.Batches-w0.Batches)/n, "txn/call")
+		b.ReportMetric(float64(w1.Requests-w0.Requests)/float64(w1.Batches-w0.Batches), "writes/txn")
+	}
 	b.ReportMetric(float64(self1-self0)/n/float64(time.Microsecond), "client-µs/call")
 	if pg0 >= 0 && pg1 >= 0 {
 		b.ReportMetric(float64(pg1-pg0)/n/float64(time.Microsecond), "server-µs/call")
@@ -140,21 +156,62 @@ func measureSequence(b *testing.B, s *Store, rt *roundTrips, callers int) {
 
 // oneCall is the store's part of one recorded write call.
 func oneCall(ctx context.Context, s *Store, runID string, n int64) error {
-	run, err := s.GetRun(ctx, runID)
+	op, c, err := callRecords(ctx, s, runID, n)
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("op-%d", n)
-	op := &types.Operation{Key: key, ArgsHash: "h", Args: []byte(fmt.Sprintf(`{"n":%d}`, n)), RunID: run.ID, Tool: "record",
-		LeaseUntil: time.Now().Add(time.Minute)}
 	step, _, began, err := s.AdmitAndBegin(ctx, runID, op)
 	if err != nil || !began {
 		return fmt.Errorf("admit and begin: %v, began %v", err, began)
 	}
-	e := &types.Execution{RunID: runID, Step: step, CallID: "c", Tool: "record", OperationKey: key, Code: "ok", OK: true,
+	c.Execution.Step = step
+	return s.Commit(ctx, c)
+}
+
+// oneCallPool is oneCall with each write in a transaction of its own on a
+// pool connection, as the store wrote before the writer.
+func oneCallPool(ctx context.Context, s *Store, runID string, n int64) error {
+	op, c, err := callRecords(ctx, s, runID, n)
+	if err != nil {
+		return err
+	}
+	args := append(s.beginArgs(op), nanos(time.Now()), runID)
+	err = s.write(ctx, "admit", func(ctx context.Context, conn *pgxpool.Conn) error {
+		var step *int64
+		var exists, inserted bool
+		if err := conn.QueryRow(ctx, admitAndBeginSQL, args...).Scan(&step, &exists, &inserted); err != nil {
+			return err
+		}
+		if step == nil || !inserted {
+			return fmt.Errorf("not admitted: step %v, inserted %v", step, inserted)
+		}
+		c.Execution.Step = *step
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	query, qargs := commitStatement(c, nanos(time.Now()))
+	return s.write(ctx, "commit", func(ctx context.Context, conn *pgxpool.Conn) error {
+		var id, version int64
+		return conn.QueryRow(ctx, query, qargs...).Scan(&id, &version)
+	})
+}
+
+// callRecords reads the run, as the pipeline does for every call, and
+// returns the operation and commit of call n.
+func callRecords(ctx context.Context, s *Store, runID string, n int64) (*types.Operation, *store.Commit, error) {
+	run, err := s.GetRun(ctx, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := fmt.Sprintf("op-%d", n)
+	op := &types.Operation{Key: key, ArgsHash: "h", Args: []byte(fmt.Sprintf(`{"n":%d}`, n)), RunID: run.ID, Tool: "record",
+		LeaseUntil: time.Now().Add(time.Minute)}
+	e := &types.Execution{RunID: runID, CallID: "c", Tool: "record", OperationKey: key, Code: "ok", OK: true,
 		Result: []byte(`{"recorded":true}`), StartedAt: time.Now(), FinishedAt: time.Now()}
-	return s.Commit(ctx, &store.Commit{Execution: e,
-		Operation: &store.OperationUpdate{Key: key, Status: types.OpCompleted, Result: []byte(`{"ok":true}`)}})
+	return op, &store.Commit{Execution: e,
+		Operation: &store.OperationUpdate{Key: key, Status: types.OpCompleted, Result: []byte(`{"ok":true}`)}}, nil
 }
 
 // selfCPU is this process's user and system time.
