@@ -39,8 +39,9 @@ type Options struct {
 	// search_path of the connection string (usually public).
 	Schema string
 	// MaxConns caps the pool's connections: the reads and the writes in
-	// flight beside the writer's (Commit, AdmitAndBegin), which has a
-	// connection of its own. Default 16.
+	// flight beside the writer's (Commit, AdmitAndBegin), which has 8
+	// connections of its own; with the liveness lock's, a store opens up
+	// to MaxConns + 9. Default 16.
 	MaxConns int32
 	// WriteTimeout bounds a write once it holds a connection (the caller's
 	// ctx no longer applies then; see the package doc). Default 30s.
@@ -146,7 +147,6 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	s.w = newWriter(s, cfg.ConnConfig, opts.hooks)
-	s.w.start()
 	if opts.ExpireLeasesEvery > 0 {
 		s.sweeper.Go(s.expireLoop)
 	}

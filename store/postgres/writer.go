@@ -15,15 +15,18 @@ import (
 // maxBatch bounds the requests packed into one transaction.
 const maxBatch = 128
 
-// writerConns is the number of the writer's goroutines, each with its own
-// connection, taking batches from one queue: while one batch waits for
+// writerConns is the number of the writer's connections, each running
+// one batch at a time from one queue: while one batch waits for
 // its COMMIT's WAL flush, the next ones are sent on the other connections
 // (as store/sqlite's writer overlaps its fsync with the next batch), and
 // up to writerConns callers are served at once, each in a batch of its
-// own, when few write (BenchmarkCallSequence compares 1, 2, 4 and 8).
-const writerConns = 4
+// own, when few write: as many transactions in flight as 8 callers had on
+// the pool before the writer. BenchmarkCallSequence compares 1, 2, 4 and
+// 8: 4 spends a little less CPU per call at 64 callers, 8 serves 8
+// callers as fast as the pool did.
+const writerConns = 8
 
-// A request's life: queued by its caller, then either taken by the writer
+// A request's life: queued by its caller, then either taken into a batch
 // (it will run, and its caller waits for the outcome) or abandoned by its
 // caller whose ctx ended first (it will never run).
 const (
@@ -88,8 +91,8 @@ type WriterStats struct {
 type writerHooks struct {
 	// enqueued, when set, is called after a request is queued.
 	enqueued func()
-	// taken, when set, is called by the writer goroutine after it took the
-	// first request of a batch, before it takes the others queued.
+	// taken, when set, is called by the leader of each batch once it
+	// holds a connection, before it takes the queued requests.
 	taken func()
 	// tracer, when set, traces every connection of the store (the
 	// benchmark counts round trips with it).
@@ -98,133 +101,140 @@ type writerHooks struct {
 	conns int
 }
 
-// writer is the store's writer: writerConns goroutines, each of which
-// takes the queued write requests, packs up to maxBatch of them into one
-// transaction on its own connection and commits once (group commit), then
-// answers each caller its own outcome.
+// writer is the store's writer: the queue of write requests and
+// writerConns connections. A caller that queued a request and finds a
+// connection idle leads the next batch: it takes the queued requests, up
+// to maxBatch, packs them into one transaction on that connection and
+// commits once (group commit), then answers each caller its own outcome.
+// While every connection is busy, requests pile up for the next batch. No
+// goroutine of its own: a lone caller runs its write itself, with no
+// hand-off to wait for.
 type writer struct {
 	s     *Store
 	hooks writerHooks
 
-	// mu guards closed against a send on the closed requests channel:
-	// senders hold it shared, close holds it exclusively.
-	mu       sync.RWMutex
-	closed   bool
-	requests chan *request
-	cfg      *pgx.ConnConfig
-	loops    sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+	queue  []*request
+	// idle holds the connections no batch is using; n is their number.
+	idle chan *connHolder
+	n    int
 
 	batches, ran, rollbacks atomic.Uint64
 }
 
-// newWriter returns the writer of s, which connects with cfg; start runs
-// its goroutine.
+// newWriter returns the writer of s, whose connections connect with cfg.
 func newWriter(s *Store, cfg *pgx.ConnConfig, h writerHooks) *writer {
 	cfg = cfg.Copy()
 	if cfg.RuntimeParams["application_name"] == "toolgate" {
 		cfg.RuntimeParams["application_name"] = "toolgate-writer"
 	}
-	return &writer{s: s, hooks: h, cfg: cfg, requests: make(chan *request, maxBatch)}
-}
-
-// start runs the writer's goroutines until close.
-func (w *writer) start() {
-	n := w.hooks.conns
+	n := h.conns
 	if n <= 0 {
 		n = writerConns
 	}
+	w := &writer{s: s, hooks: h, idle: make(chan *connHolder, n), n: n}
 	for range n {
-		w.loops.Go(func() { w.loop(&connHolder{cfg: w.cfg}) })
+		w.idle <- &connHolder{cfg: cfg}
 	}
+	return w
 }
 
-// do queues r and waits for its outcome, wrapped with r.op.
+// do queues r and waits for its outcome, wrapped with r.op, leading
+// batches while r is queued and a connection is idle.
 //
-// ctx governs admission only, as in Store.write: if ctx ends before the
-// writer takes r, do returns ctx's error and r never runs. Once taken, r
+// ctx governs admission only, as in Store.write: if ctx ends before a
+// batch takes r, do returns ctx's error and r never runs. Once taken, r
 // runs and do waits for its transaction's end (bounded by
 // Options.WriteTimeout) and returns the true outcome even if ctx has ended
-// meanwhile.
+// meanwhile; so does a batch that do leads.
 func (w *writer) do(ctx context.Context, r *request) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: %s: %w", r.op, err)
 	}
 	r.done = make(chan error, 1)
-	w.mu.RLock()
+	w.mu.Lock()
 	if w.closed {
-		w.mu.RUnlock()
+		w.mu.Unlock()
 		return store.ErrClosed
 	}
-	select {
-	case w.requests <- r:
-		w.mu.RUnlock()
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		return fmt.Errorf("postgres: %s: %w", r.op, ctx.Err())
-	}
+	w.queue = append(w.queue, r)
+	w.mu.Unlock()
 	if w.hooks.enqueued != nil {
 		w.hooks.enqueued()
 	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(requestQueued, requestAbandoned) {
-			return fmt.Errorf("postgres: %s: %w", r.op, ctx.Err())
+	for {
+		select {
+		case err := <-r.done:
+			return err
+		case h := <-w.idle:
+			if r.state.Load() != requestQueued {
+				// Taken into another's batch, which answers it.
+				w.idle <- h
+				return <-r.done
+			}
+			w.lead(h)
+			w.idle <- h
+		case <-ctx.Done():
+			if r.state.CompareAndSwap(requestQueued, requestAbandoned) {
+				return fmt.Errorf("postgres: %s: %w", r.op, ctx.Err())
+			}
+			return <-r.done
 		}
-		return <-r.done
 	}
 }
 
-// close stops taking requests, lets the writer run those already queued,
-// waits for its goroutines to end and closes their connections. Later calls
-// of do get ErrClosed.
+// lead takes the queued requests, up to maxBatch (leaving out those whose
+// callers abandoned them), and runs them as one batch on h.
+func (w *writer) lead(h *connHolder) {
+	if w.hooks.taken != nil {
+		w.hooks.taken()
+	}
+	w.mu.Lock()
+	reqs := make([]*request, 0, min(len(w.queue), maxBatch))
+	n := 0
+	for ; n < len(w.queue) && len(reqs) < maxBatch; n++ {
+		if r := w.queue[n]; r.state.CompareAndSwap(requestQueued, requestTaken) {
+			reqs = append(reqs, r)
+		}
+	}
+	rest := copy(w.queue, w.queue[n:])
+	clear(w.queue[rest:])
+	w.queue = w.queue[:rest]
+	w.mu.Unlock()
+	if len(reqs) > 0 {
+		w.runBatch(h, reqs)
+	}
+}
+
+// close stops taking requests, waits for the batches in flight, runs
+// those still queued and closes the connections. Later calls of do get
+// ErrClosed.
 func (w *writer) close() {
 	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.requests)
-	}
+	w.closed = true
 	w.mu.Unlock()
-	w.loops.Wait()
+	conns := make([]*connHolder, 0, w.n)
+	for range w.n {
+		conns = append(conns, <-w.idle)
+	}
+	for {
+		w.mu.Lock()
+		empty := len(w.queue) == 0
+		w.mu.Unlock()
+		if empty {
+			break
+		}
+		w.lead(conns[0])
+	}
+	for _, h := range conns {
+		h.release()
+	}
 }
 
 // stats returns the writer's counters.
 func (w *writer) stats() WriterStats {
 	return WriterStats{Batches: w.batches.Load(), Requests: w.ran.Load(), Rollbacks: w.rollbacks.Load()}
-}
-
-// loop is a writer goroutine, on conn: take one request (waiting for it),
-// then whatever else is already queued, up to maxBatch, and run them as
-// one batch. It ends when the requests channel is closed and drained.
-func (w *writer) loop(conn *connHolder) {
-	defer conn.release()
-	reqs := make([]*request, 0, maxBatch)
-	for first := range w.requests {
-		if !first.state.CompareAndSwap(requestQueued, requestTaken) {
-			continue
-		}
-		if w.hooks.taken != nil {
-			w.hooks.taken()
-		}
-		reqs = append(reqs[:0], first)
-	drain:
-		for len(reqs) < maxBatch {
-			select {
-			case r, ok := <-w.requests:
-				if !ok {
-					break drain
-				}
-				if r.state.CompareAndSwap(requestQueued, requestTaken) {
-					reqs = append(reqs, r)
-				}
-			default:
-				break drain
-			}
-		}
-		w.runBatch(conn, reqs)
-		clear(reqs)
-	}
 }
 
 // answer gives each request of reqs err, or its own outcome (wrapped with

@@ -207,8 +207,8 @@ func sendRound(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, reqs []*reques
 }
 
 // readSafely runs r.read and turns a panic (in a caller's TakeStep) into
-// the request's failure, so that one bad write cannot stop the writer
-// goroutine and hang every caller.
+// the request's failure, so that one bad write cannot kill the batch's
+// leader and leave every caller of the batch waiting.
 func readSafely(r *request, round int, br pgx.BatchResults) (outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
