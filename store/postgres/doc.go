@@ -27,9 +27,10 @@
 // own, outside the pool. A caller that finds a connection idle leads the
 // next batch: it takes the queued writes of concurrent calls and packs up
 // to maxBatch of them into one transaction,
-// sent as one pipelined batch (BEGIN, each write's statement, COMMIT: one
-// round trip; two when a Commit takes its step, whose row depends on the
-// step). The writes of a batch are sorted by run, so that every replica
+// sent as one pipelined batch: the writes' statements and one Sync, which
+// PostgreSQL runs as one implicit transaction (one round trip; two, in
+// BEGIN ... COMMIT, when a Commit takes its step, whose row depends on
+// the step). The writes of a batch are sorted by run, so that every replica
 // takes the row locks of runs in one order. Each write is one statement
 // that answers a row even when it refuses (a spent step budget, a missing
 // run) or no row when it wrote nothing (a version conflict, a missing

@@ -129,23 +129,27 @@ func (w *writer) fail(ctx context.Context, reqs []*request, err error) {
 // errStoreClosing explains a write whose connection the store's Close cut.
 var errStoreClosing = errors.New("the store was closing")
 
-// send runs reqs as one transaction on conn: BEGIN, every request's
-// statements of round 0 and COMMIT in one pipelined batch (one round
-// trip), or COMMIT after a second batch with the statements of round 1
-// when a request has two rounds. Each request's outcome is set once it
-// committed. On failure culprit is the index of the request whose
-// statement failed (-1 when none did: BEGIN, COMMIT, the connection) and
-// the transaction, if open, is for the caller to roll back.
+// send runs reqs as one transaction on conn. When every request has one
+// round, their statements go in one pipelined batch (one round trip)
+// ending in one Sync: PostgreSQL runs them as one implicit transaction,
+// committed at the Sync, rolled back whole by an error. When a request has
+// two rounds, BEGIN and the statements of round 0 go in a first batch, the
+// statements of round 1 and COMMIT in a second. Each request's outcome is
+// set once it committed. On failure culprit is the index of the request
+// whose statement failed (-1 when none did: BEGIN, COMMIT, the
+// connection) and an explicit transaction, if open, is for the caller to
+// roll back.
 func send(ctx context.Context, conn *pgx.Conn, reqs []*request) (culprit int, err error) {
 	rounds := 1
 	for _, r := range reqs {
 		r.outcome = nil
 		rounds = max(rounds, r.rounds)
 	}
+	explicit := rounds > 1
 	counts := make([]int, len(reqs))
 	for round := range rounds {
 		var b pgx.Batch
-		if round == 0 {
+		if explicit && round == 0 {
 			b.Queue("BEGIN")
 		}
 		for i, r := range reqs {
@@ -155,25 +159,31 @@ func send(ctx context.Context, conn *pgx.Conn, reqs []*request) (culprit int, er
 			}
 		}
 		last := round == rounds-1
-		if last {
+		if explicit && last {
 			b.Queue("COMMIT")
 		}
-		if culprit, err := sendRound(ctx, conn, &b, reqs, counts, round, round == 0, last); err != nil {
+		ends := txEnd{begin: explicit && round == 0, commit: explicit && last, last: last}
+		if culprit, err := sendRound(ctx, conn, &b, reqs, counts, round, ends); err != nil {
 			return culprit, err
 		}
 	}
 	return -1, nil
 }
 
-// sendRound sends b and reads its answers: BEGIN's when begin, each
-// request's with a count, COMMIT's when commit.
-func sendRound(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, reqs []*request, counts []int, round int, begin, commit bool) (int, error) {
+// txEnd says what a round's batch holds beside the requests' statements:
+// BEGIN first, COMMIT last, and whether it ends the transaction (with its
+// COMMIT or its Sync).
+type txEnd struct{ begin, commit, last bool }
+
+// sendRound sends b and reads its answers: BEGIN's, each request's with a
+// count, COMMIT's, as ends says.
+func sendRound(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, reqs []*request, counts []int, round int, ends txEnd) (int, error) {
 	br := conn.SendBatch(ctx, b)
 	fail := func(culprit int, err error) (int, error) {
 		_ = br.Close()
 		return culprit, err
 	}
-	if begin {
+	if ends.begin {
 		if _, err := br.Exec(); err != nil {
 			return fail(-1, err)
 		}
@@ -185,17 +195,18 @@ func sendRound(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, reqs []*reques
 		outcome, err := readSafely(r, round, br)
 		var pgErr *pgconn.PgError
 		switch {
-		case err != nil && commit && !errors.As(err, &pgErr):
-			// Not the server's: the COMMIT, sent already, is not
-			// stopped by it. Read on; the transaction's fate is the
-			// COMMIT's, and this request's outcome its own failure.
+		case err != nil && ends.last && !errors.As(err, &pgErr):
+			// Not the server's: the end of the transaction, sent
+			// already, is not stopped by it. Read on; the
+			// transaction's fate is its end's, and this request's
+			// outcome its own failure.
 			outcome = err
 		case err != nil:
 			return fail(i, err)
 		}
 		r.outcome = outcome
 	}
-	if commit {
+	if ends.commit {
 		if _, err := br.Exec(); err != nil {
 			return fail(-1, err)
 		}
