@@ -165,8 +165,8 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close stops the background lease expiry, waits for the writes in flight
-// (the writer runs those already queued) and closes every connection. Later calls, Close included, fail with
-// store.ErrClosed.
+// (the writer runs those already queued) and closes every connection.
+// Later calls, Close included, fail with store.ErrClosed.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return store.ErrClosed
