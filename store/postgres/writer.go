@@ -116,8 +116,11 @@ type writer struct {
 	mu     sync.Mutex
 	closed bool
 	queue  []*request
-	// idle holds the connections no batch is using; n is their number.
-	idle chan *connHolder
+	// free are the connections no batch is using, the last used on top
+	// (so a lone caller keeps using one, and the others stay unopened
+	// until calls are concurrent); idle holds a token for each.
+	free []*connHolder
+	idle chan struct{}
 	n    int
 
 	batches, ran, rollbacks atomic.Uint64
@@ -133,9 +136,10 @@ func newWriter(s *Store, cfg *pgx.ConnConfig, h writerHooks) *writer {
 	if n <= 0 {
 		n = writerConns
 	}
-	w := &writer{s: s, hooks: h, idle: make(chan *connHolder, n), n: n}
+	w := &writer{s: s, hooks: h, idle: make(chan struct{}, n), n: n}
 	for range n {
-		w.idle <- &connHolder{cfg: cfg}
+		w.free = append(w.free, &connHolder{cfg: cfg})
+		w.idle <- struct{}{}
 	}
 	return w
 }
@@ -167,14 +171,16 @@ func (w *writer) do(ctx context.Context, r *request) error {
 		select {
 		case err := <-r.done:
 			return err
-		case h := <-w.idle:
+		case <-w.idle:
 			if r.state.Load() != requestQueued {
 				// Taken into another's batch, which answers it.
-				w.idle <- h
+				w.idle <- struct{}{}
 				return <-r.done
 			}
+			h := w.pop()
 			w.lead(h)
-			w.idle <- h
+			w.push(h)
+			w.idle <- struct{}{}
 		case <-ctx.Done():
 			if r.state.CompareAndSwap(requestQueued, requestAbandoned) {
 				return fmt.Errorf("postgres: %s: %w", r.op, ctx.Err())
@@ -182,6 +188,22 @@ func (w *writer) do(ctx context.Context, r *request) error {
 			return <-r.done
 		}
 	}
+}
+
+// pop takes the free connection on top (the caller holds a token).
+func (w *writer) pop() *connHolder {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.free[len(w.free)-1]
+	w.free = w.free[:len(w.free)-1]
+	return h
+}
+
+// push gives h back, on top.
+func (w *writer) push(h *connHolder) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.free = append(w.free, h)
 }
 
 // lead takes the queued requests, up to maxBatch (leaving out those whose
@@ -214,9 +236,8 @@ func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.mu.Unlock()
-	conns := make([]*connHolder, 0, w.n)
 	for range w.n {
-		conns = append(conns, <-w.idle)
+		<-w.idle
 	}
 	for {
 		w.mu.Lock()
@@ -225,9 +246,11 @@ func (w *writer) close() {
 		if empty {
 			break
 		}
-		w.lead(conns[0])
+		h := w.pop()
+		w.lead(h)
+		w.push(h)
 	}
-	for _, h := range conns {
+	for _, h := range w.free {
 		h.release()
 	}
 }
