@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -19,70 +19,111 @@ var errNoExecution = errors.New("postgres: commit without an execution")
 const commitDiagnosisSQL = `SELECT (SELECT version FROM runs WHERE id = $1), EXISTS (SELECT 1 FROM operations WHERE "key" = $2)`
 
 // Commit writes the execution row, the operation update and the run's new
-// version (and state) in one statement, hence one transaction and one
-// round trip, and answers once it is committed. The run is
-// c.Execution.RunID; a missing run or operation is store.ErrNotFound, a
-// run at another version than c.ExpectVersion (with c.NewState) is
-// store.ErrVersionConflict, and then nothing is written. The run's
-// UpdatedAt becomes the execution's FinishedAt (now when zero); a zero
-// c.Operation.At is now.
+// version (and state) in one statement, packed by the store's writer with
+// the other calls' writes into one transaction, and answers once that is
+// committed. The run is c.Execution.RunID; a missing run or operation is
+// store.ErrNotFound, a run at another version than c.ExpectVersion (with
+// c.NewState) is store.ErrVersionConflict, and then nothing is written.
+// The run's UpdatedAt becomes the execution's FinishedAt (now when zero);
+// a zero c.Operation.At is now.
 func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	if c.Execution == nil {
 		return errNoExecution
 	}
-	e := c.Execution
 	if u := c.Operation; u != nil && u.Status != "" && !validStatus(u.Status) {
 		return fmt.Errorf("postgres: commit operation %q: invalid status %q", u.Key, u.Status)
 	}
-	now := nanos(s.opts.Clock.Now())
 	var id, version int64
-	var err error
-	if c.TakeStep == nil {
-		query, args := commitStatement(c, now)
-		err = s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
-			err := conn.QueryRow(ctx, query, args...).Scan(&id, &version)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return commitRefused(ctx, conn, c)
-			}
-			return err
-		})
-	} else {
-		// The row's result depends on the step: take it, then write the
-		// row, in one transaction (one WAL flush, as a plain commit).
-		err = s.write(ctx, fmt.Sprintf("commit to run %q", e.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
-			tx, err := conn.Begin(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = tx.Rollback(ctx) }()
-			var step *int64
-			var exists bool
-			if err := tx.QueryRow(ctx, admitStepSQL, now, e.RunID).Scan(&step, &exists); err != nil {
-				return err
-			}
-			switch {
-			case step == nil && !exists:
-				return store.ErrNotFound
-			case step == nil:
-				return store.ErrStepBudget
-			}
-			e.Step, e.Result = *step, c.TakeStep(*step)
-			query, args := commitStatement(c, now)
-			err = tx.QueryRow(ctx, query, args...).Scan(&id, &version)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return commitRefused(ctx, tx, c)
-			}
-			if err != nil {
-				return err
-			}
-			return tx.Commit(ctx)
-		})
+	r := commitRequest(c, nanos(s.opts.Clock.Now()), &id, &version)
+	err := s.w.do(ctx, r)
+	if errors.Is(err, errCommitRefused) {
+		// Nothing was written: say why, from what is committed now.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+		defer cancel()
+		if err = commitRefused(dctx, s.pool, c); err != nil {
+			err = fmt.Errorf("postgres: %s: %w", r.op, err)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	e.ID, e.Version = id, version
+	c.Execution.ID, c.Execution.Version = id, version
 	return nil
+}
+
+// commitRequest is c as a request of the writer, which sets id and
+// version. Without c.TakeStep it is one statement (commitStatement),
+// whose refusal writes nothing. With it, the step is taken in round 0 and
+// the row, whose result depends on the step, written in round 1; should
+// that be refused, the step taken must be undone: the request then runs
+// alone (errAlone), in a transaction its refusal rolls back.
+func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
+	e := c.Execution
+	r := &request{op: fmt.Sprintf("commit to run %q", e.RunID), runID: e.RunID, rounds: 1}
+	scan := func(br pgx.BatchResults) (refused bool, err error) {
+		err = br.QueryRow().Scan(id, version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return true, nil
+		}
+		return false, err
+	}
+	if c.TakeStep == nil {
+		query, args := commitStatement(c, now)
+		r.queue = func(_ int, b *pgx.Batch) int { b.Queue(query, args...); return 1 }
+		r.read = func(_ int, br pgx.BatchResults) (error, error) {
+			if refused, err := scan(br); refused {
+				return errCommitRefused, nil
+			} else {
+				return nil, err
+			}
+		}
+		return r
+	}
+	r.rounds = 2
+	r.queue = func(round int, b *pgx.Batch) int {
+		if round == 0 {
+			b.Queue(admitStepSQL, now, e.RunID)
+		} else {
+			query, args := commitStatement(c, now)
+			b.Queue(query+refuseLoudly, args...)
+		}
+		return 1
+	}
+	r.read = func(round int, br pgx.BatchResults) (error, error) {
+		if round == 1 {
+			err := br.QueryRow().Scan(id, version)
+			if isRefusedLoudly(err) {
+				err = fmt.Errorf("%w: %w", errAlone, err)
+			}
+			return nil, err
+		}
+		var step *int64
+		var exists bool
+		if err := br.QueryRow().Scan(&step, &exists); err != nil {
+			return nil, err
+		}
+		switch {
+		case step == nil && !exists:
+			return store.ErrNotFound, nil
+		case step == nil:
+			return store.ErrStepBudget, nil
+		}
+		e.Step, e.Result = *step, c.TakeStep(*step)
+		return nil, nil
+	}
+	return r
+}
+
+// refuseLoudly, appended to a commit statement, turns its refusal (no
+// row inserted) into a server error (division by zero, SQLSTATE 22012),
+// which aborts the transaction and every statement after it, the COMMIT
+// sent in the same pipeline included.
+const refuseLoudly = "\nUNION ALL SELECT 0, 1 / (SELECT count(*) FROM inserted) WHERE NOT EXISTS (SELECT 1 FROM inserted)"
+
+// isRefusedLoudly reports whether err is the error of refuseLoudly.
+func isRefusedLoudly(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "22012"
 }
 
 // commitStatement builds the one statement of c, a chain of data-modifying

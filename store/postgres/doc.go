@@ -20,18 +20,36 @@
 // # Durability and group commit
 //
 // Every write is answered after PostgreSQL's COMMIT returned, so with the
-// default synchronous_commit=on it is in the flushed WAL. There is no writer
-// goroutine: PostgreSQL itself groups the WAL flushes of concurrent
-// transactions (one fsync covers every commit record written meanwhile),
-// so concurrency is the pool's (Options.MaxConns connections, default 16).
+// default synchronous_commit=on it is in the flushed WAL.
 //
-// Each write is one statement in one round trip where it can be: Commit
-// is a single statement of data-modifying CTEs (lock the operation, update
-// the run at the expected version, settle or delete the operation, insert
-// the execution row at the run's new version), which runs as one
-// transaction and writes all of it or none of it. The prepared statements
-// are cached per connection by pgx; behind a pooler in transaction mode
-// (PgBouncer), add default_query_exec_mode=exec to the URL.
+// Commit and AdmitAndBegin, the two writes of every recorded call, go
+// through the store's writer: a queue and writerConns connections of its
+// own, outside the pool. A caller that finds a connection idle leads the
+// next batch: it takes the queued writes of concurrent calls and packs up
+// to maxBatch of them into one transaction,
+// sent as one pipelined batch: the writes' statements and one Sync, which
+// PostgreSQL runs as one implicit transaction (one round trip; two, in
+// BEGIN ... COMMIT, when a Commit takes its step, whose row depends on
+// the step). The writes of a batch are sorted by run, so that every replica
+// takes the row locks of runs in one order. Each write is one statement
+// that answers a row even when it refuses (a spent step budget, a missing
+// run) or no row when it wrote nothing (a version conflict, a missing
+// operation): a refusal is that write's own outcome, the batch commits
+// the others. A write whose statement fails (a server error) aborts the
+// batch: it is rolled back, sent again without that write, which then runs
+// in a transaction of its own and gets its own error (WriterStats counts
+// the batches, the writes and these rollbacks). The other writes
+// (CreateRun, BeginOperation, Admit, ...) are one transaction each on a
+// pool connection (Options.MaxConns, default 16); PostgreSQL groups the WAL
+// flushes of concurrent transactions. docs/scaling.md gives the costs.
+//
+// Each write is one statement where it can be: Commit is a single
+// statement of data-modifying CTEs (lock the operation, update the run at
+// the expected version, settle or delete the operation, insert the
+// execution row at the run's new version), which writes all of it or none
+// of it. The prepared statements are cached per connection by pgx; behind
+// a pooler in transaction mode (PgBouncer), add
+// default_query_exec_mode=exec to the URL.
 //
 // # Context
 //

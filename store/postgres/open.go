@@ -38,8 +38,10 @@ type Options struct {
 	// missing and becomes every connection's search_path. Default: the
 	// search_path of the connection string (usually public).
 	Schema string
-	// MaxConns caps the pool's connections, hence the writes in flight.
-	// Default 16.
+	// MaxConns caps the pool's connections: the reads and the writes in
+	// flight beside the writer's (Commit, AdmitAndBegin), which has 8
+	// connections of its own; with the liveness lock's, a store opens up
+	// to MaxConns + 9. Default 16.
 	MaxConns int32
 	// WriteTimeout bounds a write once it holds a connection (the caller's
 	// ctx no longer applies then; see the package doc). Default 30s.
@@ -56,6 +58,9 @@ type Options struct {
 	// Logger receives the store's few messages (a schema migration, a
 	// failed background lease expiry). Default: discarded.
 	Logger *slog.Logger
+
+	// hooks let this package's tests observe the writer.
+	hooks writerHooks
 }
 
 // withDefaults returns o with every zero value replaced by its default.
@@ -84,6 +89,8 @@ type Store struct {
 	closed atomic.Bool
 	// live is the liveness lock (nil when disabled).
 	live *liveness
+	// w packs concurrent commits and admissions into one transaction.
+	w *writer
 
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
@@ -105,6 +112,9 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 		return nil, errors.New("postgres: open: the connection string does not parse")
 	}
 	cfg.MaxConns = opts.MaxConns
+	if opts.hooks.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.hooks.tracer
+	}
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
@@ -131,6 +141,7 @@ func Open(ctx context.Context, url string, opts Options) (_ *Store, err error) {
 	if err = s.startLiveness(ctx, cfg.ConnConfig); err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	s.w = newWriter(s, cfg.ConnConfig, opts.hooks)
 	if opts.ExpireLeasesEvery > 0 {
 		s.sweeper.Go(s.expireLoop)
 	}
@@ -149,14 +160,15 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close stops the background lease expiry, waits for the writes in flight
-// and closes every connection. Later calls, Close included, fail with
-// store.ErrClosed.
+// (the writer runs those already queued) and closes every connection.
+// Later calls, Close included, fail with store.ErrClosed.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return store.ErrClosed
 	}
 	close(s.stop)
 	s.sweeper.Wait()
+	s.w.close()
 	s.stopLiveness()
 	s.pool.Close()
 	return nil

@@ -175,39 +175,10 @@ const admitAndBeginSQL = `WITH admitted AS (
 SELECT (SELECT step FROM admitted), EXISTS (SELECT 1 FROM runs WHERE id = $11), EXISTS (SELECT 1 FROM inserted)`
 
 // AdmitAndBegin takes the run's next step and begins the operation in one
-// statement, one round trip and one commit (store.Admitter). With the step
+// statement, one round trip and one commit (store.Admitter), packed by the
+// store's writer with other calls' writes (writeradmit.go). With the step
 // budget spent nothing is begun. When the key exists, its record is read
 // by a second statement, which sees it committed.
 func (s *Store) AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (int64, *types.Operation, bool, error) {
-	now := nanos(s.opts.Clock.Now())
-	args := append(s.beginArgs(op), now, runID)
-	var step int64
-	var existing *types.Operation
-	err := s.write(ctx, fmt.Sprintf("admit and begin %q on run %q", op.Key, runID), func(ctx context.Context, conn *pgxpool.Conn) error {
-		existing = nil
-		var admitted *int64
-		var exists, inserted bool
-		if err := conn.QueryRow(ctx, admitAndBeginSQL, args...).Scan(&admitted, &exists, &inserted); err != nil {
-			return err
-		}
-		switch {
-		case admitted == nil && !exists:
-			return store.ErrNotFound
-		case admitted == nil:
-			return store.ErrStepBudget
-		}
-		step = *admitted
-		if inserted {
-			return nil
-		}
-		// The key exists (or existed a moment ago): read it, or begin
-		// afresh if it was deleted in between; the step is ours already.
-		var err error
-		existing, err = beginOnConn(ctx, conn, args[:9], op.Key)
-		return err
-	})
-	if err != nil {
-		return 0, nil, false, err
-	}
-	return step, existing, existing == nil, nil
+	return s.admitAndBegin(ctx, runID, op)
 }
