@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/internal/sqlq"
-	"github.com/toolgate/toolgate/types"
 )
 
 var _ store.Limiter = (*Store)(nil)
@@ -65,12 +64,7 @@ func (q *quotaDenied) Error() string { return "quota denied" }
 // (quota, key), taken in a fixed order so that replicas never deadlock.
 // A refused admission rolls back: nothing is written.
 func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted, error) {
-	now := nanos(s.opts.Clock.Now())
-	at := nanos(a.Now)
-	var opArgs []any
-	if a.Operation != nil {
-		opArgs = s.beginArgs(a.Operation)
-	}
+	now, at, opArgs := sqlq.PostgreSQL.AdmitArgs(a, s.opts.Owner, s.opts.Clock)
 	claims := sortedClaims(a.Quotas)
 	var out *store.Admitted
 	err := s.write(ctx, fmt.Sprintf("admit on run %q", a.RunID), func(ctx context.Context, conn *pgxpool.Conn) error {
@@ -83,13 +77,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		exists, needSlot := false, a.Writer != nil
 		if a.Operation != nil {
 			var status string
-			err := tx.QueryRow(ctx, operationStatusSQL, a.Operation.Key).Scan(&status)
-			switch {
-			case err == nil:
-				exists = true
-				// A repeat that waits or replays changes no state.
-				needSlot = needSlot && types.OpStatus(status) == types.OpUnknown
-			case !errors.Is(err, pgx.ErrNoRows):
+			err = tx.QueryRow(ctx, operationStatusSQL, a.Operation.Key).Scan(&status)
+			if exists, needSlot, err = sqlq.SlotNeed(needSlot, status, err, pgx.ErrNoRows); err != nil {
 				return err
 			}
 		}

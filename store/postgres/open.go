@@ -65,15 +65,12 @@ type Options struct {
 
 // withDefaults returns o with every zero value replaced by its default.
 func (o Options) withDefaults() Options {
-	o.Owner, o.Clock = sqlq.Identity(o.Owner, o.Clock)
+	o.Owner, o.Clock, o.Logger = sqlq.Identity(o.Owner, o.Clock, o.Logger)
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

@@ -3,13 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/internal/sqlq"
-	"github.com/toolgate/toolgate/types"
 )
 
 var _ store.Limiter = (*Store)(nil)
@@ -33,12 +31,7 @@ ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until =
 // writes cannot interleave with another's. The checks come first, so a
 // refused admission writes nothing.
 func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted, error) {
-	now := nanos(s.opts.Clock.Now())
-	at := nanos(a.Now)
-	var opArgs []any
-	if a.Operation != nil {
-		opArgs = s.beginArgs(a.Operation)
-	}
+	now, at, opArgs := sqlq.SQLite.AdmitArgs(a, s.opts.Owner, s.opts.Clock)
 	var out *store.Admitted
 	var busy bool
 	err := s.w.doAfter(ctx, false, func(ctx context.Context, tx *writeTx) (err error) {
@@ -47,13 +40,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 		exists, needSlot := false, a.Writer != nil
 		if a.Operation != nil {
 			var status string
-			err := tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
-			switch {
-			case err == nil:
-				exists = true
-				// A repeat that waits or replays changes no state.
-				needSlot = needSlot && types.OpStatus(status) == types.OpUnknown
-			case !errors.Is(err, sql.ErrNoRows):
+			err = tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
+			if exists, needSlot, err = sqlq.SlotNeed(needSlot, status, err, sql.ErrNoRows); err != nil {
 				return err
 			}
 		}

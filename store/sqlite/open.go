@@ -56,7 +56,7 @@ type Options struct {
 
 // withDefaults returns o with every zero value replaced by its default.
 func (o Options) withDefaults() Options {
-	o.Owner, o.Clock = sqlq.Identity(o.Owner, o.Clock)
+	o.Owner, o.Clock, o.Logger = sqlq.Identity(o.Owner, o.Clock, o.Logger)
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = DefaultBusyTimeout
 	}
@@ -65,9 +65,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxReadConns <= 0 {
 		o.MaxReadConns = max(DefaultMaxReadConns, runtime.GOMAXPROCS(0))
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

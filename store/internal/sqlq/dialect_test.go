@@ -1,6 +1,9 @@
 package sqlq
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestBind(t *testing.T) {
 	tests := []struct {
@@ -46,6 +49,35 @@ func TestParam(t *testing.T) {
 		}
 		if got := PostgreSQL.Param(tt.n); got != tt.postgres {
 			t.Errorf("PostgreSQL.Param(%d) = %q, want %q", tt.n, got, tt.postgres)
+		}
+	}
+}
+
+// TestSlotNeed: an admission's operation lookup decides whether the call
+// takes the state-writer slot: a new operation does, a repeat of an
+// unknown one does, a repeat that waits or replays does not, and a failed
+// lookup is an error.
+func TestSlotNeed(t *testing.T) {
+	noRows, broken := errors.New("no rows"), errors.New("connection lost")
+	tests := []struct {
+		name          string
+		wants         bool
+		status        string
+		err           error
+		exists, needs bool
+		fails         bool
+	}{
+		{"new operation", true, "", noRows, false, true, false},
+		{"new operation, no slot wanted", false, "", noRows, false, false, false},
+		{"repeat of an unknown", true, "unknown", nil, true, true, false},
+		{"repeat of a completed", true, "completed", nil, true, false, false},
+		{"repeat of a started", true, "started", nil, true, false, false},
+		{"lookup failed", true, "", broken, false, false, true},
+	}
+	for _, tt := range tests {
+		exists, needs, err := SlotNeed(tt.wants, tt.status, tt.err, noRows)
+		if exists != tt.exists || needs != tt.needs || (err != nil) != tt.fails {
+			t.Errorf("%s: SlotNeed = %v, %v, %v; want %v, %v, fails %v", tt.name, exists, needs, err, tt.exists, tt.needs, tt.fails)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/internal/clock"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -75,4 +76,14 @@ func (r Reads) ListOperations(ctx context.Context, status types.OpStatus, limit 
 	return list(ctx, r, "list operations", r.q.listOperations, args, func(row Row, op *types.Operation) error {
 		return scanOperation(row, r.cols, op)
 	})
+}
+
+// AdmitArgs are an admission's arguments as both stores bind them: the
+// store clock's now and the admission's own time, in stored nanoseconds,
+// and the operation's begin arguments (nil without an operation).
+func (d *Dialect) AdmitArgs(a *store.Admission, owner string, c clock.Clock) (now, at int64, opArgs []any) {
+	if a.Operation != nil {
+		opArgs = d.BeginArgs(a.Operation, owner, c)
+	}
+	return Nanos(c.Now()), Nanos(a.Now), opArgs
 }
