@@ -59,8 +59,8 @@ func (p *Pipeline) attempts(ctx context.Context, cfg *live, r *request) outcome 
 	}
 	br := p.breakers.Get(name, bset)
 	budget := p.budgets.Get(name, budgetCfg)
-	endCall := budget.Begin()
-	defer endCall()
+	budget.Enter()
+	defer budget.Leave()
 	var out outcome
 	// A request toolgate cannot build is refused before the breaker is
 	// asked: it says nothing about the dependency's health.

@@ -130,6 +130,26 @@ func TestBudgetReleaseOnce(t *testing.T) {
 	}
 }
 
+// Enter counts a call as active like Begin (the ratio grows with it) and
+// Leave ends it.
+func TestBudgetEnterLeave(t *testing.T) {
+	b := NewBudget(BudgetSettings{Ratio: 0.5, MinRetries: 1})
+	for range 4 {
+		b.Enter()
+	}
+	for i, want := range []bool{true, true, false} {
+		if _, ok := b.TryRetry(); ok != want {
+			t.Fatalf("retry %d with 4 entered calls at ratio 0.5: allowed %v, want %v", i, ok, want)
+		}
+	}
+	for range 4 {
+		b.Leave()
+	}
+	if active, _ := b.InFlight(); active != 0 {
+		t.Fatalf("after 4 Leave: active %d, want 0", active)
+	}
+}
+
 func TestBudgetsGet(t *testing.T) {
 	s := NewBudgets()
 	a := s.Get("payments", BudgetSettings{MinRetries: 1})
