@@ -52,6 +52,12 @@ type Checked struct {
 	Vars *expr.Vars
 }
 
+// checkedVars holds a Checked and the Vars it points to, allocated once.
+type checkedVars struct {
+	checked Checked
+	vars    expr.Vars
+}
+
 // Refusal says why a call was refused, in words the model can act on.
 type Refusal struct {
 	// Code is unknown_tool, wrong_type, missing_arguments,
@@ -135,16 +141,21 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		return nil, c.forbidden(in.Principal, perm)
 	}
 
-	vars := &expr.Vars{
-		Args:      args,
-		Principal: in.Principal,
-		State:     in.State,
-		RunID:     in.RunID,
-		CallID:    in.CallID,
-		Tool:      c.Name,
+	// The checked call and its vars are one allocation: they live as long
+	// as each other.
+	both := &checkedVars{
+		vars: expr.Vars{
+			Args:      args,
+			Principal: in.Principal,
+			State:     in.State,
+			RunID:     in.RunID,
+			CallID:    in.CallID,
+			Tool:      c.Name,
+		},
 	}
-	canonical := expr.Canonical(args)
-	checked := &Checked{
+	vars, canonical := &both.vars, expr.Canonical(args)
+	checked := &both.checked
+	*checked = Checked{
 		Tool:      c,
 		Args:      args,
 		Canonical: canonical,
