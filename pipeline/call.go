@@ -55,8 +55,9 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 	f := &flight{call: call, run: run, cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
+	caller := ctx
 	ctx = context.WithoutCancel(ctx)
-	ctx, span := p.startCall(ctx, call, f.cfg.tools)
+	ctx, span := p.startCall(ctx, caller, call, f.cfg.tools)
 	f.traceID = span.SpanContext().TraceID()
 	res := p.finish(ctx, f, p.run(ctx, f))
 	endCall(span, res)

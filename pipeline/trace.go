@@ -81,11 +81,17 @@ const ToolType = "function"
 // startCall opens the call's span, named and attributed after the
 // OpenTelemetry GenAI semantic conventions for tool execution. Without an
 // active tracer the span is a no-op that carries the caller's trace ID (if
-// any) for the row.
-func (p *Pipeline) startCall(ctx context.Context, call *types.Call, tools *config.Config) (context.Context, trace.Span) {
+// any) for the row; caller is the call's context before it was detached.
+func (p *Pipeline) startCall(ctx, caller context.Context, call *types.Call, tools *config.Config) (context.Context, trace.Span) {
 	tr := p.activeTracer()
 	if tr == nil {
-		return ctx, noSpan{sc: trace.SpanContextFromContext(ctx)}
+		// The caller's own context holds the same values as ctx (ctx only
+		// drops its cancellation) and reads them without an allocation.
+		sc := trace.SpanContextFromContext(caller)
+		if sc.Equal(trace.SpanContext{}) {
+			return ctx, noSpan{} // a zero value boxes without allocating
+		}
+		return ctx, noSpan{sc: sc}
 	}
 	ctx, span := tr.Start(ctx, "execute_tool "+call.Tool, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
