@@ -83,10 +83,8 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 // one in flight. again says the ledger must be asked afresh (the operation
 // was removed, or its outcome became known or unknown meanwhile).
 func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
-	if op.ArgsHash != f.checked.ArgsHash {
-		return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
-			"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
-			f.key), types.Meta{}), false
+	if conflict := argsConflict(f, op); conflict != nil {
+		return conflict, false
 	}
 	switch op.Status {
 	case types.OpCompleted:
@@ -225,4 +223,16 @@ func (w *waiters) notify(key string) {
 		close(ch)
 		delete(w.m, key)
 	}
+}
+
+// argsConflict is the answer to a write whose operation key names an
+// operation begun with other arguments (idempotency_conflict), or nil when
+// the arguments are the operation's own.
+func argsConflict(f *flight, op *types.Operation) *types.Result {
+	if op.ArgsHash == f.checked.ArgsHash {
+		return nil
+	}
+	return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+		"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
+		f.key), types.Meta{})
 }

@@ -117,10 +117,8 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 // call must then be admitted under the slot).
 func (p *Pipeline) repeat(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
 	for {
-		if op.ArgsHash != f.checked.ArgsHash {
-			return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
-				"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
-				f.key), types.Meta{}), false
+		if conflict := argsConflict(f, op); conflict != nil {
+			return conflict, false
 		}
 		switch op.Status {
 		case types.OpCompleted:
