@@ -47,8 +47,10 @@ tools:
 type replicasRun struct {
 	callers  int
 	duration time.Duration
-	cl       *http.Client
-	seq      atomic.Int64
+	// think is each caller's pause between an answer and its next call.
+	think time.Duration
+	cl    *http.Client
+	seq   atomic.Int64
 	// answered is every successful answer, per run id, over all phases.
 	answered map[string]int
 }
@@ -59,6 +61,7 @@ func runReplicas(ctx context.Context, args []string) error {
 	replicas := fs.Int("replicas", 3, "replicas in phase 2")
 	callers := fs.Int("callers", 2, "concurrent callers per replica, each on its own run")
 	duration := fs.Duration("duration", 5*time.Second, "length of each phase in each round")
+	think := fs.Duration("think", 5*time.Millisecond, "each caller's pause between an answer and its next call, so that a replica's load stays latency-bound (0: back to back)")
 	rounds := fs.Int("rounds", 1, "rounds; each runs phase 1 then phase 2")
 	toolgatePath := fs.String("toolgate", "", "the toolgate binary to run (default: go build ./cmd/toolgate)")
 	if err := parse(fs, args); err != nil {
@@ -75,7 +78,7 @@ func runReplicas(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	r := &replicasRun{callers: *callers, duration: *duration, answered: map[string]int{},
+	r := &replicasRun{callers: *callers, duration: *duration, think: *think, answered: map[string]int{},
 		cl: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * *callers, DisableCompression: true}, Timeout: time.Minute}}
 	return r.run(ctx, bin, *pgURL, *replicas, *rounds)
 }
@@ -122,6 +125,7 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 		procs = append(procs, p)
 	}
 	var stats []replicaStat
+	busy := map[int][]float64{}
 	for round := range rounds {
 		for _, phase := range []int{1, 2} {
 			fmt.Fprintf(os.Stderr, "replicas: round %d, phase %d\n", round+1, phase)
@@ -129,10 +133,12 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 			if phase == 2 {
 				on = procs
 			}
+			before := readCPU()
 			s, err := r.phase(ctx, on, phase, round)
 			if err != nil {
 				return err
 			}
+			busy[phase] = append(busy[phase], before.busyUntil(readCPU()))
 			stats = append(stats, s...)
 		}
 	}
@@ -141,7 +147,8 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 		return err
 	}
 	printReplicas(os.Stdout, summariseReplicas(stats), r.callers, problems)
-	fmt.Printf("\nload average at end: %s\n", readLoadAvg())
+	fmt.Printf("\nMachine CPU busy (all processes, /proc/stat): phase 1 %.0f%%, phase 2 %.0f%%; load average at end: %s\n",
+		100*median(busy[1]), 100*median(busy[2]), readLoadAvg())
 	if len(problems) > 0 {
 		return errors.New("replicas: the ledger check failed")
 	}
@@ -255,6 +262,9 @@ func (r *replicasRun) caller(ctx context.Context, base, run string, deadline tim
 			continue
 		}
 		lat = append(lat, time.Since(began))
+		if r.think > 0 {
+			time.Sleep(r.think)
+		}
 	}
 	return lat, failed
 }
@@ -307,4 +317,15 @@ func (r *replicasRun) verify(ctx context.Context, conn *pgx.Conn) ([]string, err
 		return nil, fmt.Errorf("replicas: read executions: %w", err)
 	}
 	return checkLedger(r.answered, got, dup), nil
+}
+
+// readCPU reads the machine's CPU time counters from /proc/stat (zero
+// where it cannot).
+func readCPU() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return parseCPULine(line)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -173,4 +175,41 @@ func printReplicas(w io.Writer, rows []replicaSummary, callers int, problems []s
 
 func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// cpuTimes are the machine's CPU counters (the "cpu" line of /proc/stat,
+// in clock ticks): all of them, and the idle ones (idle and iowait).
+type cpuTimes struct{ total, idle uint64 }
+
+// parseCPULine reads the "cpu ..." line of /proc/stat; anything else is
+// zero.
+func parseCPULine(line string) cpuTimes {
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return cpuTimes{}
+	}
+	var t cpuTimes
+	for i, s := range f[1:] {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return cpuTimes{}
+		}
+		if i >= 8 { // guest and guest_nice are already in user and nice
+			break
+		}
+		t.total += v
+		if i == 3 || i == 4 {
+			t.idle += v
+		}
+	}
+	return t
+}
+
+// busyUntil is the fraction of the machine's CPU time that was busy
+// between t and later (0 when unknown).
+func (t cpuTimes) busyUntil(later cpuTimes) float64 {
+	if later.total <= t.total {
+		return 0
+	}
+	return 1 - float64(later.idle-t.idle)/float64(later.total-t.total)
 }
