@@ -164,7 +164,11 @@ func printReplicas(w io.Writer, rows []replicaSummary, callers int, problems []s
 	fmt.Fprintf(w, "| 2: total | all | | %s | | | |\n\n", group(total[2], 0))
 	fmt.Fprintf(w, "Per replica, phase 2 / phase 1: %.2fx (1.00x = no loss per replica); total, phase 2 / phase 1: %.2fx.\n\n", per, tot)
 	if len(problems) == 0 {
-		fmt.Fprintln(w, "Ledger check: every successful answer has exactly one execution row; no operation key appears twice.")
+		answers := 0
+		for _, r := range rows {
+			answers += r.OK
+		}
+		fmt.Fprintf(w, "Ledger check: each of the %s successful answers has exactly one execution row; no operation key appears twice.\n", group(float64(answers), 0))
 		return
 	}
 	fmt.Fprintf(w, "Ledger check FAILED (%d problems):\n", len(problems))
