@@ -34,6 +34,7 @@ func commands() []command {
 	return []command{
 		{name: "load", summary: "compare direct, a baseline proxy, toolgate read and toolgate write under load", run: runLoad},
 		{name: "proxy", summary: "serve the baseline reverse proxy (the load comparison runs it as its own process)", run: runProxy, hidden: true},
+		{name: "replicas", summary: "durable writes on PostgreSQL: one replica alone, then three at once; calls/s per replica and a ledger check", run: runReplicas},
 		{name: "render", summary: "rewrite BENCHMARKS.md from BENCHMARKS.json and the current bench/notes.md, measuring nothing", run: runRender},
 		{name: "report", summary: "run the load comparison, the soak and the Go benchmarks; write BENCHMARKS.md and BENCHMARKS.json", run: runReport},
 		{name: "soak", summary: "the fault-injection soak through toolgate, beside a textbook retry loop", run: runSoak},
