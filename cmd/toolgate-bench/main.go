@@ -3,6 +3,7 @@
 //	toolgate-bench load     the load comparison: direct, baseline proxy, toolgate read, toolgate write
 //	toolgate-bench soak     the fault-injection soak (10,000 write calls) beside a textbook retry loop
 //	toolgate-bench report   everything above plus the Go benchmarks; writes BENCHMARKS.md and BENCHMARKS.json
+//	toolgate-bench replicas one replica alone, then three at once, on one PostgreSQL: calls/s per replica and a ledger check
 //
 // Run it from the module's root: go run ./cmd/toolgate-bench report. Each
 // subcommand takes --help.
