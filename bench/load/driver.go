@@ -98,9 +98,9 @@ func drive(ctx context.Context, cl *http.Client, t *target, workers int, d time.
 	return seg
 }
 
-// percentile returns the p-th percentile (0..100) of sorted latencies, by
+// Percentile returns the p-th percentile (0..100) of sorted latencies, by
 // the nearest-rank method.
-func percentile(sorted []time.Duration, p float64) time.Duration {
+func Percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -118,7 +118,7 @@ func summarise(lat []time.Duration) (p50, p90, p99, mean time.Duration) {
 	for _, l := range lat {
 		sum += l
 	}
-	return percentile(lat, 50), percentile(lat, 90), percentile(lat, 99), sum / time.Duration(len(lat))
+	return Percentile(lat, 50), Percentile(lat, 90), Percentile(lat, 99), sum / time.Duration(len(lat))
 }
 
 func clip(s string) string {

@@ -17,10 +17,10 @@ func TestPercentile(t *testing.T) {
 	if mean != 50500*time.Nanosecond {
 		t.Errorf("mean %v", mean)
 	}
-	if got := percentile([]time.Duration{7}, 99); got != 7 {
+	if got := Percentile([]time.Duration{7}, 99); got != 7 {
 		t.Errorf("one sample: %v", got)
 	}
-	if got := percentile(nil, 50); got != 0 {
+	if got := Percentile(nil, 50); got != 0 {
 		t.Errorf("no sample: %v", got)
 	}
 }

@@ -132,10 +132,10 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// configYAML is the toolgate.yaml of the comparison; DEP is the
-// dependency's URL.
+// configYAML is the toolgate.yaml of the comparison; STORE is the store's
+// URL, DEP the dependency's.
 const configYAML = `# The load comparison's toolgate.yaml (written by bench/load).
-store: "sqlite:toolgate.db"
+store: "STORE"
 dependencies:
   orders: {base_url: "DEP"}
 tools:
@@ -158,6 +158,13 @@ tools:
       additionalProperties: false
     timeout: {connect: 1s, read: 5s}
 `
+
+// Config is the toolgate.yaml of the load comparison on the store of
+// storeURL and the dependency of depURL: a read tool (get_order) and a
+// write tool (record_note) on the fake Dependency.
+func Config(storeURL, depURL string) []byte {
+	return []byte(strings.NewReplacer("STORE", storeURL, "DEP", depURL).Replace(configYAML))
+}
 
 // Run runs the comparison and returns its figures.
 func Run(ctx context.Context, o Options) (*Report, error) {
@@ -188,7 +195,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// toolgate.
 	cfg := filepath.Join(o.Dir, "toolgate.yaml")
-	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(configYAML, "DEP", depURL)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, Config("sqlite:toolgate.db", depURL), 0o600); err != nil {
 		return nil, err
 	}
 	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})

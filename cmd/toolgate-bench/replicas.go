@@ -22,27 +22,6 @@ import (
 	"github.com/toolgate/toolgate/bench/serveproc"
 )
 
-// replicasYAML is the replicas run's toolgate.yaml: one PostgreSQL schema
-// (STORE) shared by every replica, and a write tool on the fake
-// dependency (DEP).
-const replicasYAML = `# The replicas run's toolgate.yaml (written by toolgate-bench replicas).
-store: "STORE"
-dependencies:
-  orders: {base_url: "DEP"}
-tools:
-  record_note:
-    description: Record a note on an order.
-    dependency: orders
-    request: {method: POST, path: /records}
-    effect: write
-    input_schema:
-      type: object
-      required: [order_id, n]
-      properties: {order_id: {type: string}, n: {type: integer}}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 5s}
-`
-
 // replicasRun is one replicas run in progress.
 type replicasRun struct {
 	callers  int
@@ -106,8 +85,7 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 	}
 	defer os.RemoveAll(dir)
 	cfg := filepath.Join(dir, "toolgate.yaml")
-	yaml := strings.NewReplacer("STORE", storeURL, "DEP", depURL).Replace(replicasYAML)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+	if err := os.WriteFile(cfg, load.Config(storeURL, depURL), 0o600); err != nil {
 		return err
 	}
 	// One at a time: the first migrates the schema.

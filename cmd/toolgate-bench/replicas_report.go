@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/bench/load"
 )
 
 // replicaStat is what one replica's callers measured in one phase of one
@@ -110,18 +112,9 @@ func summariseReplicas(stats []replicaStat) []replicaSummary {
 		a := acc[k]
 		slices.Sort(a.Latencies)
 		out = append(out, replicaSummary{Phase: k.phase, Replica: k.replica, OK: a.OK, Errors: a.Errors,
-			Rate: a.rate(), P50: nearestRank(a.Latencies, 50), P99: nearestRank(a.Latencies, 99)})
+			Rate: a.rate(), P50: load.Percentile(a.Latencies, 50), P99: load.Percentile(a.Latencies, 99)})
 	}
 	return out
-}
-
-// nearestRank is the p-th percentile of sorted by the nearest-rank method.
-func nearestRank(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(float64(len(sorted))*p/100+0.999999) - 1
-	return sorted[max(0, min(rank, len(sorted)-1))]
 }
 
 // scaling is phase 2 against phase 1: the mean calls/s of one replica
