@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -203,20 +202,7 @@ func kinJSONMedia(content openapi3.Content) *openapi3.MediaType {
 	var best *openapi3.MediaType
 	bestRank := 0
 	for _, k := range slices.Sorted(maps.Keys(content)) {
-		mt, _, err := mime.ParseMediaType(k)
-		if err != nil {
-			continue
-		}
-		rank := 0
-		switch {
-		case mt == "application/json":
-			rank = 3
-		case strings.HasSuffix(mt, "+json"):
-			rank = 2
-		case mt == "*/*":
-			rank = 1
-		}
-		if rank > bestRank {
+		if rank := mediaRank(k); rank > bestRank {
 			best, bestRank = content[k], rank
 			if best == nil {
 				best = &openapi3.MediaType{}

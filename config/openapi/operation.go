@@ -292,26 +292,31 @@ func (c *converter) body(o *operation, props map[string]any, required *[]any, pl
 	return ""
 }
 
+// mediaRank ranks a content map's key as a JSON media type:
+// application/json 3, any */*+json 2, */* 1, anything else (or a key that
+// does not parse) 0.
+func mediaRank(key string) int {
+	mt, _, err := mime.ParseMediaType(key)
+	switch {
+	case err != nil:
+		return 0
+	case mt == "application/json":
+		return 3
+	case strings.HasSuffix(mt, "+json"):
+		return 2
+	case mt == "*/*":
+		return 1
+	}
+	return 0
+}
+
 // jsonMedia picks the JSON media type of a content map: application/json,
 // else any */*+json, else */*.
 func jsonMedia(content map[string]any) map[string]any {
 	var best map[string]any
 	bestRank := 0
 	for _, key := range slices.Sorted(maps.Keys(content)) {
-		mt, _, err := mime.ParseMediaType(key)
-		if err != nil {
-			continue
-		}
-		rank := 0
-		switch {
-		case mt == "application/json":
-			rank = 3
-		case strings.HasSuffix(mt, "+json"):
-			rank = 2
-		case mt == "*/*":
-			rank = 1
-		}
-		if rank > bestRank {
+		if rank := mediaRank(key); rank > bestRank {
 			m, _ := content[key].(map[string]any)
 			if m == nil {
 				m = map[string]any{}
