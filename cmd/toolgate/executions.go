@@ -9,8 +9,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/types"
 )
@@ -51,11 +49,7 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	scopeToKey(&filter, *key)
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return err
-	}
-	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	_, st, err := openConfigStore(ctx, *path)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 )
 
 func runPrune(ctx context.Context, e *env, args []string) error {
@@ -19,11 +16,7 @@ func runPrune(ctx context.Context, e *env, args []string) error {
 	if *older <= 0 {
 		return fmt.Errorf("%w: --older-than is required and must be positive (e.g. 720h)", errUsage)
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return err
-	}
-	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	_, st, err := openConfigStore(ctx, *path)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store"
 )
 
 func runRuns(ctx context.Context, e *env, args []string) error {
@@ -59,11 +60,7 @@ func runRuns(ctx context.Context, e *env, args []string) error {
 // recovery, so that it can run beside a server on the same SQLite file.
 // The returned func closes both.
 func openReadOnly(ctx context.Context, path string) (*toolgate.Gateway, func(), error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	cfg, st, err := openConfigStore(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,6 +70,22 @@ func openReadOnly(ctx context.Context, path string) (*toolgate.Gateway, func(), 
 		return nil, nil, err
 	}
 	return gw, func() { gw.Close(); st.Close() }, nil
+}
+
+// openConfigStore loads the config file at path and opens its store
+// without crash recovery (no operation is taken over or abandoned), so that
+// a command can read it beside a running server. The caller closes the
+// store.
+func openConfigStore(ctx context.Context, path string) (*config.Config, store.Store, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, st, nil
 }
 
 // printTimeline prints a run document for people:

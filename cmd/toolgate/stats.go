@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/types"
 )
@@ -36,12 +34,8 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: --window %v", errUsage, err)
 	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return err
-	}
 	// No crash recovery: this only reads, and may run beside a server.
-	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
+	cfg, st, err := openConfigStore(ctx, *path)
 	if err != nil {
 		return err
 	}
