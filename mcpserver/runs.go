@@ -25,10 +25,12 @@ var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 // one scoped to a key ("KEY/ID", the stored form, as the HTTP paths accept
 // it). Whether the scope is the caller's key is runFor's business.
 func validRunID(id string) bool {
-	if i := strings.LastIndexByte(id, '/'); i > 0 {
-		id = id[i+1:]
+	for part := range strings.SplitSeq(id, "/") {
+		if !runIDPattern.MatchString(part) {
+			return false
+		}
 	}
-	return runIDPattern.MatchString(id)
+	return true
 }
 
 // StatelessRunID is the run of a key's stateless (2026-07-28) calls over
