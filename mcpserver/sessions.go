@@ -78,13 +78,6 @@ func (c *sessionCap) forget(key, id string) {
 	}
 }
 
-// count is the number of a key's sessions, live and pending.
-func (c *sessionCap) count(key string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.live[key]) + c.pending[key]
-}
-
 // countSessions is receiving middleware that counts each HTTP session a
 // key's server initialises (sessions over stdio, and the stateless
 // revision's, have no id and are not counted).

@@ -1,3 +1,7 @@
+// The suite tests logging and sampling, which MCP 2026-07-28 deprecates
+// (SEP-2577) but still serves: the fixture uses the SDK's deprecated API.
+//lint:file-ignore SA1019 the conformance scenarios test deprecated features
+
 // Package mcpconformance is the server that the official MCP conformance
 // suite (@modelcontextprotocol/conformance) tests, written with the
 // official Go SDK: the suite's npm package does not ship the fixture its
@@ -257,8 +261,9 @@ func addResources(s *mcp.Server) {
 		Description: "A resource template with parameter substitution", MIMEType: "application/json"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			uri := req.Params.URI
-			id, ok := strings.CutPrefix(uri, "test://template/")
-			if id, ok = strings.CutSuffix(id, "/data"); !ok || id == "" {
+			id, okPrefix := strings.CutPrefix(uri, "test://template/")
+			id, okSuffix := strings.CutSuffix(id, "/data")
+			if !okPrefix || !okSuffix || id == "" {
 				return nil, mcp.ResourceNotFoundError(uri)
 			}
 			body, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
