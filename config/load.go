@@ -156,9 +156,8 @@ func (c *Config) Normalize() error {
 		}
 	}
 	errs = append(errs, c.normalizeQuotas()...)
-	if len(c.Tools) == 0 && !c.HasImports() {
-		bad("tools", "no tools are declared")
-	}
+	// A config with no tools is valid: a packaged default config serves
+	// nothing until the operator adds tools, and reloads them in.
 	if c.Version == "" {
 		b, _ := json.Marshal(c)
 		sum := sha256.Sum256(b)
