@@ -14,7 +14,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	speed := fs.Float64("speed", 1, "divide every duration by this factor (10 runs the 16 s incident in under 2 s)")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	store := fs.String("store", "", "toolgate store for the demo (default: a SQLite file in a temporary directory)")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	if *speed <= 0 {

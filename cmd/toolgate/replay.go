@@ -23,7 +23,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		"toolgate replay run_8c1f --config toolgate.yaml\ntoolgate replay run_8c1f --json")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store holds the runs)")
 	asJSON := fs.Bool("json", false, "print {run_id, state, stored_state, matches, steps} as JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}

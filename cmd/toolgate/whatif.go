@@ -21,7 +21,7 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 	runID := fs.String("run", "", "judge the calls of this run")
 	since := fs.Duration("since", 0, "judge the calls of every run over this past period (e.g. 24h)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	if (*runID == "") == (*since == 0) {
