@@ -2,22 +2,26 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/server"
 )
 
 func runRuns(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "runs", "show RUN [--config FILE] [--json] [--full]",
-		"toolgate runs show run_8c1f --config toolgate.yaml\ntoolgate runs show run_8c1f --json")
+	// "list" is the verb unless it is the value of the flag before it.
+	if i := slices.Index(args, "list"); i == 0 || i > 0 && (!strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=")) {
+		return runRunsList(ctx, e, slices.Delete(slices.Clone(args), i, i+1))
+	}
+	fs := flags(e, "runs", "show RUN [--key NAME] [--config FILE] [--json] [--full] | list [flags]",
+		"toolgate runs show p1 --config toolgate.yaml\ntoolgate runs show p1 --key support-bot --json\ntoolgate runs list --since 24h   (toolgate runs list --help: its flags)")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store holds the runs)")
+	key := fs.String("key", "", "the auth.keys name whose run RUN is (default: the one key with a run of that id)")
 	asJSON := fs.Bool("json", false, "print the run document as JSON (as GET /v1/runs/RUN answers it)")
 	full := fs.Bool("full", false, "print whole observations, not their first 240 characters")
 	pos, err := positional(fs, args)
@@ -25,17 +29,14 @@ func runRuns(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 || pos[0] != "show" {
-		return fmt.Errorf("%w: want: runs show RUN", errUsage)
+		return fmt.Errorf("%w: want: runs show RUN, or runs list", errUsage)
 	}
 	gw, closeStore, err := openReadOnly(ctx, *path)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	run, err := gw.GetRun(ctx, pos[1])
-	if errors.Is(err, toolgate.ErrUnknownRun) {
-		return fmt.Errorf("no run %q in the store %s", pos[1], gw.Config().Store)
-	}
+	run, err := findRun(ctx, gw.Store(), pos[1], *key)
 	if err != nil {
 		return err
 	}
