@@ -56,20 +56,7 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(e.stdout).Encode(map[string]any{"approvals": list})
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(e.stdout, "No %s approvals.\n", *status)
-			return nil
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tPRINCIPAL\tARGS\tASKED\tEXPIRES\tRULE")
-		for _, a := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Tool, a.PrincipalID, clip(string(a.Args), 50),
-				a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), ruleText(gw.Config(), &a))
-		}
-		return tw.Flush()
+		return printApprovals(e, gw.Config(), list, *status, *asJSON)
 	}
 	if *by == "" {
 		return fmt.Errorf("%w: --by is required: a decision names who made it", errUsage)
@@ -105,4 +92,23 @@ func ruleText(cfg *config.Config, a *store.Approval) string {
 		}
 	}
 	return a.Rule + " (no longer in the config)"
+}
+
+// printApprovals prints the approvals of approvals list, as a table or as
+// JSON.
+func printApprovals(e *env, cfg *config.Config, list []store.Approval, status string, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"approvals": list})
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stdout, "No %s approvals.\n", status)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tPRINCIPAL\tARGS\tASKED\tEXPIRES\tRULE")
+	for _, a := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Tool, a.PrincipalID, clip(string(a.Args), 50),
+			a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), ruleText(cfg, &a))
+	}
+	return tw.Flush()
 }
