@@ -138,6 +138,7 @@ func New(opts Options) (*Server, error) {
 	}
 	routes := []Mount{
 		{Pattern: "POST /v1/runs", Handler: http.HandlerFunc(s.createRun)},
+		{Pattern: "GET /v1/runs", Handler: http.HandlerFunc(s.listRuns)},
 		{Pattern: "POST /v1/runs/{run}/calls", Handler: http.HandlerFunc(s.postCall)},
 		{Pattern: "GET /v1/runs/{run}", Handler: http.HandlerFunc(s.getRun)},
 		{Pattern: "GET /v1/runs/{run}/replay", Handler: http.HandlerFunc(s.replay)},

@@ -17,7 +17,7 @@ func commands() []command {
 		{name: "reconcile", summary: "settle every operation whose outcome is unknown by its verify read", run: runReconcile},
 		{name: "reload", summary: "send SIGHUP to the serving toolgate so that it reloads its config", run: runReload},
 		{name: "replay", summary: "rebuild a run's state from its log and say whether it matches (exit 1 if not)", run: runReplay},
-		{name: "runs", summary: "show a run: its principal, state and history as a timeline", run: runRuns},
+		{name: "runs", summary: "list the runs (newest first), or show one: its principal, state and history as a timeline", run: runRuns},
 		{name: "serve", summary: "run the HTTP API until SIGTERM (then finish the calls in flight); SIGHUP reloads the config", run: runServe},
 		{name: "sim", summary: "run a simulated dependency (the payments provider) for examples and trials", run: runSim},
 		{name: "stats", summary: "per-tool calls, error and retry rates, latency percentiles and timeout advice", run: runStats},

@@ -63,7 +63,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	run := fs.String("run", "", "the run of every call that names none in its _meta (created on first use; default: a new run for the session)")
 	key := fs.String("key", "", "the auth.keys entry whose principal the runs act for (default: the only one; with no keys, the principal {\"id\": \"mcp\"})")
 	storeURL := fs.String("store", "", "the store, overriding the config's (memory, sqlite:PATH relative to the config file, postgres://...)")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	cfg, err := config.Load(*path)
