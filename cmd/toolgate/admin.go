@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +28,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	path := fs.String("config", "toolgate.yaml", "the config file (its store is the one migrated)")
 	status := fs.Bool("status", false, "list applied and pending migrations without changing anything")
 	asJSON := fs.Bool("json", false, "with --status: print the status as JSON")
-	if _, err := parseNoArgs(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	cfg, err := config.Load(*path)
@@ -124,7 +123,7 @@ func printMigrationStatus(e *env, st store.MigrationStatus) {
 func runBackup(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "backup", "[--config FILE] OUT", "toolgate backup --config toolgate.yaml /var/backups/toolgate-2026-12-02.db")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store is the one copied)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}
@@ -155,7 +154,7 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 func runReload(_ context.Context, e *env, args []string) error {
 	fs := flags(e, "reload", "[--pid N]", "toolgate reload --pid 4242")
 	pid := fs.Int("pid", 0, "the serving process (default: the one `toolgate serve` process on this machine or container)")
-	if _, err := parseNoArgs(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	if *pid == 0 {
@@ -201,15 +200,4 @@ func findServe() (int, error) {
 		return found[0], nil
 	}
 	return 0, fmt.Errorf("%d `toolgate serve` processes found (%v); name one with --pid", len(found), found)
-}
-
-// parseNoArgs parses flags and refuses positional arguments.
-func parseNoArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	if err := parse(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: %s takes no arguments (got %q)", errUsage, fs.Name(), fs.Arg(0))
-	}
-	return nil, nil
 }

@@ -68,23 +68,27 @@ func TestEveryCommandTakesFlagsAnywhere(t *testing.T) {
 		want          string
 	}{
 		"approvals":  {[]string{"approve", "--by", "alice", "--config", missing, "apr_1"}, []string{"approve", "apr_1", "--by", "alice", "--config", missing}, 1, missing},
+		"backup":     {[]string{"--config", missing, "out.db"}, []string{"out.db", "--config", missing}, 1, missing},
 		"call":       {[]string{"--config", missing, "--tool", "get_order", "--run", "r1"}, []string{"--tool", "get_order", "--run", "r1", "--config", missing}, 1, missing},
 		"check":      {[]string{"--config", missing}, []string{"--offline", "--config", missing}, 1, missing},
 		"demo":       {[]string{"--speed", "0", "--json"}, []string{"--json", "--speed", "0"}, 2, "--speed must be positive"},
 		"executions": {[]string{"--format", "csv", "--config", missing, "export"}, []string{"export", "--format", "csv", "--config", missing}, 1, missing},
 		"mcp":        {[]string{"--config", missing}, []string{"--run", "r1", "--config", missing}, 1, missing},
+		"migrate":    {[]string{"--config", missing, "--status"}, []string{"--status", "--config", missing}, 1, missing},
 		"prune":      {[]string{"--config", missing, "--older-than", "1h"}, []string{"--older-than", "1h", "--config", missing}, 1, missing},
 		"reconcile":  {[]string{"--config", missing}, []string{"--config", missing}, 1, missing},
+		"reload":     {[]string{"--pid", "x1"}, []string{"--pid", "x1"}, 2, `"x1"`},
 		"replay":     {[]string{"--config", missing, "r1"}, []string{"r1", "--config", missing}, 1, missing},
 		"runs":       {[]string{"--config", missing, "show", "r1"}, []string{"show", "r1", "--config", missing}, 1, missing},
 		"serve":      {[]string{"--config", missing}, []string{"--config", missing}, 1, missing},
 		"sim":        {[]string{"payments", "--orders", "bad", "--listen", "127.0.0.1:0"}, []string{"payments", "--listen", "127.0.0.1:0", "--orders", "bad"}, 2, `--orders "bad"`},
 		"stats":      {[]string{"--config", missing, "--json"}, []string{"--json", "--config", missing}, 1, missing},
 		"tools":      {[]string{"--config", missing, "--format", "openai"}, []string{"--format", "openai", "--config", missing}, 1, missing},
+		"version":    {[]string{"extra"}, []string{"extra"}, 2, `unexpected argument "extra"`},
 		"whatif":     {[]string{"--config", missing, "--run", "r1"}, []string{"--run", "r1", "--config", missing}, 1, missing},
 	}
 	// positionals are the arguments each command takes before a flag.
-	positionals := map[string][]string{"approvals": {"approve", "apr_1"}, "executions": {"export"},
+	positionals := map[string][]string{"approvals": {"approve", "apr_1"}, "backup": {"out.db"}, "executions": {"export"},
 		"replay": {"r1"}, "runs": {"show", "r1"}, "sim": {"payments"}}
 	for _, c := range commands() {
 		t.Run(c.name, func(t *testing.T) {
