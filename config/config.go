@@ -38,6 +38,11 @@ const (
 type Config struct {
 	// Listen is the server's address. Default 127.0.0.1:8470.
 	Listen string `yaml:"listen" json:"listen"`
+	// MetricsListen, when set, is a second address that serves GET
+	// /metrics alone, without a key, for a Prometheus on a private
+	// network; /metrics then leaves the main address, where it otherwise
+	// needs an approver key (no key in development mode). Default none.
+	MetricsListen string `yaml:"metrics_listen" json:"metrics_listen,omitempty"`
 	// Store is "sqlite:PATH" (relative to the config file's directory),
 	// "postgres://...", or "memory". Default sqlite:toolgate.db.
 	Store string `yaml:"store" json:"store"`
