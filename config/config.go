@@ -43,6 +43,11 @@ type Config struct {
 	// network; /metrics then leaves the main address, where it otherwise
 	// needs an approver key (no key in development mode). Default none.
 	MetricsListen string `yaml:"metrics_listen" json:"metrics_listen,omitempty"`
+	// PublicURL is the server's address as its clients reach it
+	// (https://tools.example.com, behind a proxy): the MCP endpoint's
+	// protected-resource metadata and its 401 answers name URLs under it.
+	// Default: the address the request was sent to (its Host header).
+	PublicURL string `yaml:"public_url" json:"public_url,omitempty"`
 	// Store is "sqlite:PATH" (relative to the config file's directory),
 	// "postgres://...", or "memory". Default sqlite:toolgate.db.
 	Store string `yaml:"store" json:"store"`
