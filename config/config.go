@@ -38,6 +38,11 @@ const (
 type Config struct {
 	// Listen is the server's address. Default 127.0.0.1:8470.
 	Listen string `yaml:"listen" json:"listen"`
+	// MetricsListen, when set, is a second address that serves GET
+	// /metrics alone, without a key, for a Prometheus on a private
+	// network; /metrics then leaves the main address, where it otherwise
+	// needs an approver key (no key in development mode). Default none.
+	MetricsListen string `yaml:"metrics_listen" json:"metrics_listen,omitempty"`
 	// PublicURL is the server's address as its clients reach it
 	// (https://tools.example.com, behind a proxy): the MCP endpoint's
 	// protected-resource metadata and its 401 answers name URLs under it.
