@@ -49,7 +49,7 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 		}
 		c.Key = t
 		if q.Amount != "" {
-			p, err := env.Compile(q.Amount)
+			p, err := env.CompileInt(q.Amount)
 			if err != nil {
 				bad(key+".amount", "%v", err)
 				continue
