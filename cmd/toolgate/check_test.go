@@ -131,3 +131,31 @@ func TestCheckPrintsNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOutputInDocs: docs/config.md shows the output of checking
+// six.yaml as toolgate.yaml; it must be what the binary prints.
+func TestCheckOutputInDocs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "check", "six.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "toolgate.yaml"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(toolgateBinary(t), "check", "--config", "toolgate.yaml")
+	cmd.Dir = dir
+	out, _ := cmd.Output() // exit 1 expected; stdout holds the problems
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "<!-- check output -->\n```\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/config.md has no check output block after <!-- check output -->")
+	}
+	if block != string(out) {
+		t.Errorf("docs/config.md's check output differs from the binary's:\ndocs:\n%s\nbinary:\n%s", block, out)
+	}
+}
