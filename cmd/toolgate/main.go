@@ -54,6 +54,9 @@ func run(ctx context.Context, e *env, args []string) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(e.stderr, "toolgate: unknown command %q\n\n", args[0])
