@@ -76,6 +76,11 @@ type Config struct {
 
 	// imports is what import.go keeps between Normalize and Imported.
 	imports importState
+	// index is where each key was written (nil when built in Go).
+	index *docIndex
+	// secrets are the values of the ${VAR}s the file uses, by name: Redact
+	// puts the names back in any text that would carry a value.
+	secrets map[string]string
 }
 
 // Telemetry says where the spans of calls and attempts are exported.
