@@ -170,25 +170,27 @@ func TestCataloguePerKey(t *testing.T) {
 	}
 }
 
-// TestResourceSubscriptionRelayed: resources/subscribe reaches the server
-// once, its notifications/resources/updated reaches the subscribed
-// session, and the last unsubscribe reaches the server; a new resource at
-// the server reaches the client as resources/list_changed.
+// TestResourceSubscriptionRelayed: resources/subscribe of two sessions
+// reaches the server once, its notifications/resources/updated reaches
+// both, and only the last unsubscribe reaches the server; a new resource
+// at the server reaches the client as resources/list_changed.
 func TestResourceSubscriptionRelayed(t *testing.T) {
 	fx, _, url := catalogueFixture(t)
 	updated := make(chan string, 4)
 	listChanged := make(chan struct{}, 4)
 	cs := catalogueClient(t, url, adminKey, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- "a " + r.Params.URI },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			listChanged <- struct{}{}
 		}})
+	other := catalogueClient(t, url, adminKey, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- "b " + r.Params.URI }})
 	ctx := context.Background()
 	if !cs.InitializeResult().Capabilities.Resources.Subscribe {
 		t.Fatal("toolgate does not advertise resource subscriptions")
 	}
-	for range 2 {
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcptest.ReadmeURI}); err != nil {
+	for _, c := range []*mcp.ClientSession{cs, cs, other} {
+		if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: mcptest.ReadmeURI}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -196,14 +198,22 @@ func TestResourceSubscriptionRelayed(t *testing.T) {
 		t.Fatalf("the server holds %d subscriptions, want 1", n)
 	}
 	fx.Updated(mcptest.ReadmeURI)
-	if uri := <-updated; uri != mcptest.ReadmeURI {
-		t.Fatalf("updated %q", uri)
+	got := []string{<-updated, <-updated}
+	slices.Sort(got)
+	if want := []string{"a " + mcptest.ReadmeURI, "b " + mcptest.ReadmeURI}; !slices.Equal(got, want) {
+		t.Fatalf("updates %v, want %v", got, want)
 	}
 	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: mcptest.ReadmeURI}); err != nil {
 		t.Fatal(err)
 	}
+	if n := fx.Subscribed(mcptest.ReadmeURI); n != 1 {
+		t.Fatalf("after one of two sessions unsubscribed the server holds %d subscriptions, want 1", n)
+	}
+	if err := other.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: mcptest.ReadmeURI}); err != nil {
+		t.Fatal(err)
+	}
 	if n := fx.Subscribed(mcptest.ReadmeURI); n != 0 {
-		t.Fatalf("after the unsubscribe the server holds %d subscriptions", n)
+		t.Fatalf("after the last unsubscribe the server holds %d subscriptions", n)
 	}
 
 	fx.AddText("test://docs/new", "new", "fresh")
