@@ -25,10 +25,9 @@ const catalogueListTimeout = 30 * time.Second
 type upstreamCat struct {
 	pool *mcpcall.Pool
 
-	mu    sync.Mutex
-	raw   map[string]*mcpcall.Catalogue            // by dependency
-	subs  map[*mcp.ServerSession]map[string]string // session -> uri -> dependency
-	stops []func()
+	mu   sync.Mutex
+	raw  map[string]*mcpcall.Catalogue            // by dependency
+	subs map[*mcp.ServerSession]map[string]string // session -> uri -> dependency
 }
 
 // served is one key's share of the catalogues: what its sessions list,
