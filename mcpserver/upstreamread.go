@@ -262,11 +262,14 @@ func (s *server) resourceDep(key, uri string) (string, bool) {
 }
 
 // passMeta is the part of a request's _meta that goes on to the server:
-// everything but toolgate's own keys.
+// everything but toolgate's own keys and the protocol's reserved ones
+// (io.modelcontextprotocol/...: a 2026-07-28 client's revision and
+// capabilities, which are not those of toolgate's session with the
+// server).
 func passMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if strings.HasPrefix(k, "toolgate/") {
+		if strings.HasPrefix(k, "toolgate/") || reservedMeta(k) {
 			continue
 		}
 		if out == nil {
@@ -310,4 +313,19 @@ func sortedItems(m map[string]servedItem) []servedItem {
 		out = append(out, m[k])
 	}
 	return out
+}
+
+// reservedMeta reports whether a _meta key's prefix is reserved by MCP: a
+// label of it is modelcontextprotocol or mcp.
+func reservedMeta(k string) bool {
+	prefix, _, ok := strings.Cut(k, "/")
+	if !ok {
+		return false
+	}
+	for _, label := range strings.Split(prefix, ".") {
+		if label == "modelcontextprotocol" || label == "mcp" {
+			return true
+		}
+	}
+	return false
 }
