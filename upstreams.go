@@ -35,6 +35,8 @@ type upstreams struct {
 	hook  func(dependency string, err error)
 	subs  map[int]func(*config.Config)
 	next  int
+
+	events mcpEvents // resources and prompts (mcpcatalogue.go)
 }
 
 // openUpstreams starts the MCP side of a gateway when cfg has MCP servers:
@@ -48,7 +50,8 @@ func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Op
 	}
 	u := &upstreams{base: cfg, hook: opts.ToolsRefreshed}
 	if hasMCP {
-		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed})
+		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed,
+			OnResourceUpdated: u.events.resourceUpdated, OnCatalogueChanged: u.events.catalogueChanged})
 	}
 	if cfg.ImportsPending() && !opts.Offline {
 		timeout := opts.ImportTimeout

@@ -130,6 +130,13 @@ type Key struct {
 	// ("orders_*"); any other tool answers unknown_tool for this key, as if
 	// it did not exist. Default (absent): every tool.
 	Tools []string `yaml:"tools" json:"tools,omitempty"`
+	// Resources are the imported MCP resources and resource templates this
+	// key sees and may read: URIs, URI templates, names (with the import's
+	// prefix) or globs. Default (absent): every imported one.
+	Resources []string `yaml:"resources" json:"resources,omitempty"`
+	// Prompts are the imported MCP prompts this key sees and may get:
+	// names (with the import's prefix) or globs. Default: every one.
+	Prompts []string `yaml:"prompts" json:"prompts,omitempty"`
 }
 
 // Dependency is one service that tools talk to; it has one circuit breaker.

@@ -26,8 +26,19 @@ type Import struct {
 	// Default ["*"].
 	Operations []string `yaml:"operations" json:"operations,omitempty"`
 	// Prefix is prepended to every imported name ("crm_" makes crm_search
-	// of search). Default "".
+	// of search), prompts' names included. Default "".
 	Prefix string `yaml:"prefix" json:"prefix,omitempty"`
+	// Resources are the MCP resources and resource templates to serve
+	// through toolgate's MCP server: URIs, URI templates, names or globs
+	// ("file:///docs/*"). Default none: a server's resources are served
+	// only when named here.
+	Resources []string `yaml:"resources" json:"resources,omitempty"`
+	// Prompts are the MCP prompts to serve: names or globs. Default none.
+	Prompts []string `yaml:"prompts" json:"prompts,omitempty"`
+	// Timeout bounds each resources/read, prompts/get and
+	// completion/complete sent to the server, connecting included.
+	// Default 10s.
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
 }
 
 // Source kinds.
@@ -135,7 +146,7 @@ func (d *Dependency) sourceKind() string {
 // OpenAPI source adds itself here.)
 func (d *Dependency) checkImport() []*Problem {
 	if d.Import == nil || d.MCP != nil || d.OpenAPI != "" {
-		return nil
+		return d.checkCatalogue()
 	}
 	return []*Problem{{Key: "import", Why: "has nothing to import from: give the dependency an mcp: section ({url: ...} or {command: [...]}) or an openapi: document"}}
 }

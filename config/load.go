@@ -258,6 +258,9 @@ func (c *Config) checkKeys(bad func(key, format string, args ...any)) {
 		if len(k.Key) < 16 {
 			bad(key+".key", "a key must be at least 16 characters (got %d)", len(k.Key))
 		}
+		for _, e := range k.checkCatalogue() {
+			bad(key+joinKey(e.Key), "%s", e.Why)
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ type keyServer struct {
 
 	mu   sync.Mutex
 	defs map[string][]byte // tool name -> its definition as JSON
+	cat  *served           // its resources, templates and prompts (upstreamcat.go)
 }
 
 // has reports whether the key's list shows the tool.
@@ -82,15 +83,18 @@ func (s *server) serverFor(key string) *keyServer {
 	if ks, ok := s.servers[key]; ok {
 		return ks
 	}
-	ks := &keyServer{key: key, mcp: mcp.NewServer(s.impl, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: Instructions,
 		Logger:       s.log,
-		// Tools only; their list changes when a reload or an upstream
-		// changes what this key sees.
+		// Tools (and the imported resources and prompts); their lists
+		// change when a reload or an upstream changes what this key sees.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})}
+	}
+	s.catalogueOptions(key, opts)
+	ks := &keyServer{key: key, mcp: mcp.NewServer(s.impl, opts)}
 	ks.mcp.AddReceivingMiddleware(s.followView, s.unknownTools(ks), s.countSessions(key))
 	ks.sync(s.listed(key), s.callTool)
+	s.syncCatalogue(ks)
 	s.servers[key] = ks
 	return ks
 }
@@ -131,6 +135,7 @@ func (s *server) refresh() {
 	s.mu.Unlock()
 	for _, ks := range servers {
 		ks.sync(s.listed(ks.key), s.callTool)
+		s.syncCatalogue(ks)
 	}
 }
 

@@ -41,6 +41,12 @@ const StatelessRunID = "mcp_stateless"
 // caller says who a call acts for: the key of its HTTP request, or the
 // local caller on transports without one.
 func (s *server) caller(req *mcp.CallToolRequest) (caller, error) {
+	return s.callerOf(req.Extra)
+}
+
+// callerOf is caller for any request, by its extra.
+func (s *server) callerOf(extra *mcp.RequestExtra) (caller, error) {
+	req := struct{ Extra *mcp.RequestExtra }{extra}
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		if k, ok := s.keys.byName(req.Extra.TokenInfo.UserID); ok {
 			return keyCaller(k), nil

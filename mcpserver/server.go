@@ -89,6 +89,7 @@ type server struct {
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
 	servers  map[string]*keyServer         // by key name ("" without keys)
 	seen     atomic.Pointer[config.Config] // the configuration the lists were made from
+	cat      *upstreamCat                  // imported resources and prompts; nil without (upstreamcat.go)
 }
 
 // newServer prepares the server; each key's SDK server is made on its
@@ -108,6 +109,7 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 	}
 	s.impl = &mcp.Implementation{Name: "toolgate", Title: "toolgate", Version: version}
 	s.seen.Store(s.cfg)
+	s.startCatalogue()
 	return s
 }
 
@@ -165,7 +167,8 @@ func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
 	}
 	// An imported MCP server's new tool list reaches the sessions at once
 	// (a reload, at their next request: followView).
-	hh.stopWatch = gw.OnToolsChanged(func(*config.Config) { s.refresh() })
+	stopTools, stopCat := gw.OnToolsChanged(func(*config.Config) { s.refresh() }), s.watchCatalogue()
+	hh.stopWatch = func() { stopTools(); stopCat() }
 	return hh
 }
 
@@ -209,6 +212,7 @@ func (h *HTTPHandler) Close() {
 func Serve(ctx context.Context, gw *toolgate.Gateway, opts Options, t mcp.Transport) error {
 	s := newServer(gw, opts)
 	defer gw.OnToolsChanged(func(*config.Config) { s.refresh() })()
+	defer s.watchCatalogue()()
 	return s.serve(ctx, t)
 }
 

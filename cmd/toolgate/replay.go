@@ -47,7 +47,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "Run %s: state rebuilt from %s:\n  %s\n", run.PublicID(), count(rep.Steps, "execution row", "execution rows"), rep.State)
+		fmt.Fprintf(e.stdout, "Run %s: state rebuilt from %s:\n  %s\n", run.PublicID(), nouns(rep.Steps, "execution row", "execution rows"), rep.State)
 		if rep.Matches {
 			fmt.Fprintln(e.stdout, "It matches the stored state.")
 		} else {

@@ -87,7 +87,7 @@ func runRunsList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if more {
-		fmt.Fprintf(e.stdout, "\nShowing the newest %s; --limit or --since for others.\n", count(limit, "run", "runs"))
+		fmt.Fprintf(e.stdout, "\nShowing the newest %s; --limit or --since for others.\n", nouns(limit, "run", "runs"))
 	}
 	return nil
 }

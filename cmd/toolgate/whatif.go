@@ -69,7 +69,7 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "%s judged under %s; %d would be judged differently.\n", count(rep.Judged, "recorded call", "recorded calls"), *path, len(rep.Changes))
+	fmt.Fprintf(e.stdout, "%s judged under %s; %d would be judged differently.\n", nouns(rep.Judged, "recorded call", "recorded calls"), *path, len(rep.Changes))
 	if len(rep.Changes) == 0 {
 		return nil
 	}

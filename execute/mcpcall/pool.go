@@ -39,6 +39,15 @@ type Options struct {
 	// notifications/tools/list_changed and after a stdio server restarted.
 	// It runs on a goroutine of the pool; Close waits for it.
 	OnToolsChanged func(dependency string, tools []config.ImportedTool)
+	// OnResourceUpdated is called with a server's
+	// notifications/resources/updated (on the SDK's reading goroutine: it
+	// must not block). See Subscribe.
+	OnResourceUpdated func(dependency, uri string)
+	// OnCatalogueChanged is called after a server's
+	// notifications/resources/list_changed or prompts/list_changed, and
+	// after a new session replaced one that ended. It runs on a goroutine
+	// of the pool; Close waits for it.
+	OnCatalogueChanged func(dependency string)
 }
 
 // Pool is the executor of MCP tools: one session manager per MCP

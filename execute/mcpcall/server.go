@@ -43,6 +43,8 @@ type server struct {
 	closed    bool
 	done      chan struct{} // closed by close
 	wg        sync.WaitGroup
+
+	cat catalogueState // resource subscriptions (catalogue.go)
 }
 
 func newServer(name string, m config.MCP, opts *Options) *server {
@@ -115,10 +117,12 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		// connection type; its requests are tracked by headerTransport.
 		t = connectHook{&trackedTransport{Transport: t}, &conn}
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Capabilities:           &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
-	})
+	}
+	s.catalogueOptions(copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, copts)
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, nil, err
@@ -139,6 +143,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		// A new session after one that ended (a restart of the process or
 		// of the HTTP server): its tools may have changed.
 		s.toolsChanged()
+		s.reconnected()
 	}
 	return cs, conn, nil
 }
