@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -46,8 +47,24 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	connectTimeout := orDefault(a.Tool.Timeout.Connect.D(), config.DefaultConnectTimeout)
 	readTimeout := orDefault(a.Tool.Timeout.Read.D(), config.DefaultReadTimeout)
 
+	// A call whose MCP caller wants progress or may be asked something
+	// (sampling, elicitation, roots) runs on a session of its own, which
+	// declares the caller's capabilities: everything the upstream sends on
+	// it belongs to this call, however many calls are in flight.
+	var rl *relay
+	var cs *mcp.ClientSession
+	var conn *trackedConn
+	var err error
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	cs, conn, err := s.session(cctx)
+	if c := callerOf(ctx); c.private() {
+		rl = newRelay(c)
+		cs, conn, err = s.privateSession(cctx, rl)
+		if err == nil {
+			defer cs.Close()
+		}
+	} else {
+		cs, conn, err = s.session(cctx)
+	}
 	cancel()
 	if err != nil {
 		return nil, connectFailure(ctx, s.name, connectTimeout, err)
@@ -57,11 +74,18 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	if a.Tool.Source != nil && a.Tool.Source.Name != "" {
 		remote = a.Tool.Source.Name
 	}
-	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args)}
+	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args), Meta: mcp.Meta{}}
 	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
-		params.Meta = mcp.Meta{OperationKeyMeta: a.OperationKey}
+		params.Meta[OperationKeyMeta] = a.OperationKey
 	}
-	tr := &tracker{}
+	tracectx.InjectMeta(ctx, params.Meta) // traceparent, tracestate
+	if rl != nil && rl.caller.ProgressToken != nil {
+		params.Meta["progressToken"] = rl.caller.ProgressToken
+	}
+	if len(params.Meta) == 0 {
+		params.Meta = nil
+	}
+	tr := &tracker{relay: rl}
 	rctx, cancelRead := context.WithTimeoutCause(ctx, readTimeout, errReadTimeout)
 	defer cancelRead()
 	res, err := cs.CallTool(withTracker(rctx, tr), params)
@@ -69,21 +93,29 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		conn.forget(tr)
 	}
 	sent, raw := tr.result()
+	if rl != nil {
+		rl.drain(rctx)
+	}
 	if err != nil {
 		// A server that no longer knows the session (it restarted) answers
-		// 404 without processing the request: nothing was done.
+		// 404. Once the request was written that proves nothing (a proxy
+		// before it, or the server itself, may have acted on it): a write's
+		// outcome is unknown (issue 27 #15). The session is dropped either way.
 		missing := errors.Is(err, mcp.ErrSessionMissing)
-		if missing {
-			sent = false
-		}
 		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
+		if rl != nil {
+			if n := rl.note(); n != "" {
+				f.Message += " " + n
+			}
+			return nil, f
+		}
 		if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
 			s.dropped(cs) // the next attempt starts a new session
 		}
 		return nil, f
 	}
 	s.healthy()
-	data, text, err := answer(res, raw)
+	data, text, content, err := answer(res, raw)
 	if err != nil {
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeUpstreamError,
 			Message: fmt.Sprintf("%s answered %s with a result toolgate cannot read: %v", s.name, remote, err), Err: err}
@@ -93,9 +125,16 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		if text != "" {
 			msg += ": " + text
 		}
+		if rl != nil && rl.note() != "" {
+			msg += " " + rl.note()
+		}
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeRejected, Data: data, Message: msg}
 	}
-	return &execute.Response{Status: 200, Data: data}, nil
+	resp := &execute.Response{Status: 200, Data: data, Content: content}
+	if rl != nil {
+		resp.Note = rl.note()
+	}
+	return resp, nil
 }
 
 // parent reports whether the caller's context is still live: a request not
@@ -159,55 +198,57 @@ func callFailure(parent, rctx context.Context, dep, tool string, readTimeout tim
 // wireResult is the part of a raw tools/call result that answer reads.
 type wireResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
-	Content           []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+	Content           json.RawMessage `json:"content"`
 }
 
-// answer is a result's data and its text: structuredContent when present,
-// else the text content (JSON-decoded when it is one JSON text), else the
-// content list. raw, when the transport kept it, is read instead of the
-// SDK's decoding, so that numbers stay exact.
-func answer(res *mcp.CallToolResult, raw json.RawMessage) (data json.RawMessage, text string, err error) {
+// answer is a result's data, its text and its content blocks as sent:
+// data is structuredContent when present, else the text content
+// (JSON-decoded when it is one JSON text), else null (the content blocks
+// carry the rest: images, audio, links, resources). raw, when the
+// transport kept it, is read instead of the SDK's decoding, so that
+// numbers stay exact and every field of a block is kept.
+func answer(res *mcp.CallToolResult, raw json.RawMessage) (data json.RawMessage, text string, content json.RawMessage, err error) {
 	if raw == nil {
 		if raw, err = json.Marshal(res); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
 	var w wireResult
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if c := bytes.TrimSpace(w.Content); len(c) > 0 && string(c) != "null" {
+		if err := json.Unmarshal(c, &blocks); err != nil {
+			return nil, "", nil, fmt.Errorf("content: %w", err)
+		}
+		if len(blocks) > 0 {
+			content = compact(c)
+		}
 	}
 	var texts []string
-	for _, c := range w.Content {
+	for _, c := range blocks {
 		if c.Type == "text" {
 			texts = append(texts, c.Text)
 		}
 	}
 	text = oneLine(strings.Join(texts, " "))
 	if s := bytes.TrimSpace(w.StructuredContent); len(s) > 0 && string(s) != "null" {
-		return compact(s), text, nil
+		return compact(s), text, content, nil
 	}
 	if len(texts) == 1 {
 		if t := bytes.TrimSpace([]byte(texts[0])); json.Valid(t) && len(t) > 0 {
-			return compact(t), text, nil
+			return compact(t), text, content, nil
 		}
 	}
-	if len(texts) > 0 && len(texts) == len(w.Content) {
+	if len(texts) > 0 {
 		b, err := json.Marshal(strings.Join(texts, "\n"))
-		return b, text, err
+		return b, text, content, err
 	}
-	if len(w.Content) == 0 {
-		return json.RawMessage("null"), text, nil
-	}
-	var all struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return nil, "", err
-	}
-	return compact(all.Content), text, nil
+	return json.RawMessage("null"), text, content, nil
 }
 
 func compact(b []byte) json.RawMessage {
