@@ -213,6 +213,17 @@ func TestEverythingServer(t *testing.T) {
 	if !again.OK || !again.Meta.Replayed || string(again.Data) != string(first.Data) {
 		t.Errorf("repeated write: ok=%v replayed=%v data=%s", again.OK, again.Meta.Replayed, again.Data)
 	}
+	// Content that is not text is kept as the server sent it and described.
+	for _, c := range []struct{ tool, args, block, says string }{
+		{"get-tiny-image", `{}`, `"type":"image"`, "1 image, image/png"},
+		{"get-resource-links", `{"count": 2}`, `"type":"resource_link"`, "2 resource links"},
+		{"get-resource-reference", `{"resourceType": "Text", "resourceId": 1}`, `"type":"resource"`, "1 embedded resource"},
+	} {
+		res := b.call(t, c.tool, c.args)
+		if !res.OK || !strings.Contains(string(res.Content), c.block) || !strings.Contains(res.Observation, c.says) || strings.Contains(res.Observation, "showing") {
+			t.Errorf("%s: ok=%v content %.200s observation %s", c.tool, res.OK, res.Content, res.Observation)
+		}
+	}
 	if res := b.call(t, "get-sum", `{"a": "two", "b": 3}`); res.Code() != types.CodeWrongType {
 		t.Errorf("get-sum with a string: %s (%s)", res.Code(), res.Observation)
 	}
