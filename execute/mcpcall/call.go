@@ -47,44 +47,19 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	connectTimeout := orDefault(a.Tool.Timeout.Connect.D(), config.DefaultConnectTimeout)
 	readTimeout := orDefault(a.Tool.Timeout.Read.D(), config.DefaultReadTimeout)
 
-	// A call whose MCP caller wants progress or may be asked something
-	// (sampling, elicitation, roots) runs on a session of its own, which
-	// declares the caller's capabilities: everything the upstream sends on
-	// it belongs to this call, however many calls are in flight.
-	var rl *relay
-	var cs *mcp.ClientSession
-	var conn *trackedConn
-	var err error
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	if c := callerOf(ctx); c.private() {
-		rl = newRelay(c)
-		cs, conn, err = s.privateSession(cctx, rl)
-		if err == nil {
-			defer cs.Close()
-		}
-	} else {
-		cs, conn, err = s.session(cctx)
-	}
-	cancel()
+	cs, conn, rl, err := s.callSession(ctx, connectTimeout)
 	if err != nil {
 		return nil, connectFailure(ctx, s.name, connectTimeout, err)
+	}
+	if rl != nil {
+		defer cs.Close()
 	}
 
 	remote := a.Tool.Name
 	if a.Tool.Source != nil && a.Tool.Source.Name != "" {
 		remote = a.Tool.Source.Name
 	}
-	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args), Meta: mcp.Meta{}}
-	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
-		params.Meta[OperationKeyMeta] = a.OperationKey
-	}
-	tracectx.InjectMeta(ctx, params.Meta) // traceparent, tracestate
-	if rl != nil && rl.caller.ProgressToken != nil {
-		params.Meta["progressToken"] = rl.caller.ProgressToken
-	}
-	if len(params.Meta) == 0 {
-		params.Meta = nil
-	}
+	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args), Meta: callMeta(ctx, a, rl)}
 	tr := &tracker{relay: rl}
 	rctx, cancelRead := context.WithTimeoutCause(ctx, readTimeout, errReadTimeout)
 	defer cancelRead()
@@ -104,9 +79,7 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		missing := errors.Is(err, mcp.ErrSessionMissing)
 		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
 		if rl != nil {
-			if n := rl.note(); n != "" {
-				f.Message += " " + n
-			}
+			f.Message = withNote(f.Message, rl)
 			return nil, f
 		}
 		if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
@@ -125,16 +98,54 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		if text != "" {
 			msg += ": " + text
 		}
-		if rl != nil && rl.note() != "" {
-			msg += " " + rl.note()
-		}
+		msg = withNote(msg, rl)
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeRejected, Data: data, Message: msg}
 	}
-	resp := &execute.Response{Status: 200, Data: data, Content: content}
-	if rl != nil {
-		resp.Note = rl.note()
+	return &execute.Response{Status: 200, Data: data, Content: content, Note: rl.note()}, nil
+}
+
+// callSession is the session a call runs on. A call whose MCP caller
+// wants progress or may be asked something (sampling, elicitation, roots)
+// runs on a session of its own (rl set; the caller closes it), which
+// declares the caller's capabilities: everything the upstream sends on it
+// belongs to this call, however many calls are in flight. Other calls
+// share the server's session.
+func (s *server) callSession(ctx context.Context, timeout time.Duration) (cs *mcp.ClientSession, conn *trackedConn, rl *relay, err error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if c := callerOf(ctx); c.private() {
+		rl = newRelay(c)
+		cs, conn, err = s.privateSession(cctx, rl)
+		return cs, conn, rl, err
 	}
-	return resp, nil
+	cs, conn, err = s.session(cctx)
+	return cs, conn, nil, err
+}
+
+// callMeta is the _meta of a tools/call: a write's operation key, the
+// call's trace context (traceparent, tracestate) and the caller's
+// progressToken; nil when empty.
+func callMeta(ctx context.Context, a *execute.Attempt, rl *relay) mcp.Meta {
+	m := mcp.Meta{}
+	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
+		m[OperationKeyMeta] = a.OperationKey
+	}
+	tracectx.InjectMeta(ctx, m)
+	if rl != nil && rl.caller.ProgressToken != nil {
+		m["progressToken"] = rl.caller.ProgressToken
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// withNote is msg with the relay's note (who was asked), if any.
+func withNote(msg string, rl *relay) string {
+	if n := rl.note(); n != "" {
+		return msg + " " + n
+	}
+	return msg
 }
 
 // parent reports whether the caller's context is still live: a request not

@@ -114,8 +114,12 @@ func (r *relay) noteAsked(what string) {
 	r.mu.Unlock()
 }
 
-// note is the sentence the call's observation gets about who was asked.
+// note is the sentence the call's observation gets about who was asked;
+// "" for a call without a relay.
 func (r *relay) note() string {
+	if r == nil {
+		return ""
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.asked) == 0 {
