@@ -39,6 +39,13 @@ type Response struct {
 	// DataDepth, when not zero, is the nesting depth of a JSON answer
 	// deeper than MaxDataDepth, which Data carries as a string.
 	DataDepth int
+	// Content is the content blocks of an MCP tool's answer as the server
+	// sent them (a JSON array), when it sent any; nil for other tools.
+	Content json.RawMessage
+	// Note, when set, is a sentence for the call's observation (and so
+	// its execution row) about the attempt: e.g. that the MCP server asked
+	// the caller's client a question, and the action taken.
+	Note string
 }
 
 // Executor runs ONE attempt. It never retries by itself. Exactly one of the

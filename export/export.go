@@ -95,7 +95,7 @@ func Toolgate(cfg *config.Config) []ToolgateTool {
 	for _, t := range tools(cfg) {
 		tt := ToolgateTool{
 			Name: t.Name, Description: t.Description, Effect: effect(t), Permission: t.Permission,
-			Dependency: t.Dependency, InputSchema: inputSchema(t), OutputSchema: cloneMap(t.OutputSchema),
+			Dependency: t.Dependency, InputSchema: inputSchema(t), OutputSchema: normalized(t.OutputSchema),
 			Source: source(t),
 		}
 		if t.Verify != nil {
@@ -128,7 +128,7 @@ type OpenAIFunction struct {
 func OpenAI(cfg *config.Config) []OpenAITool {
 	out := []OpenAITool{}
 	for _, t := range tools(cfg) {
-		schema := inputSchema(t)
+		schema := modelSchema(inputSchema(t))
 		f := OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: schema}
 		if strictCompatible(schema) {
 			yes := true
@@ -158,7 +158,7 @@ type OpenAIResponsesTool struct {
 func OpenAIResponses(cfg *config.Config) []OpenAIResponsesTool {
 	out := []OpenAIResponsesTool{}
 	for _, t := range tools(cfg) {
-		schema := inputSchema(t)
+		schema := modelSchema(inputSchema(t))
 		out = append(out, OpenAIResponsesTool{Type: "function", Name: t.Name, Description: t.Description,
 			Parameters: schema, Strict: strictCompatible(schema)})
 	}
@@ -176,7 +176,7 @@ type AnthropicTool struct {
 func Anthropic(cfg *config.Config) []AnthropicTool {
 	out := []AnthropicTool{}
 	for _, t := range tools(cfg) {
-		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: inputSchema(t)})
+		out = append(out, AnthropicTool{Name: t.Name, Description: t.Description, InputSchema: modelSchema(inputSchema(t))})
 	}
 	return out
 }
@@ -214,7 +214,7 @@ func inputSchema(t *config.Tool) map[string]any {
 	if t.InputSchema == nil {
 		return map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
 	}
-	return cloneMap(t.InputSchema)
+	return normalized(t.InputSchema)
 }
 
 func cloneMap(m map[string]any) map[string]any {

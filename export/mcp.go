@@ -43,7 +43,7 @@ func MCP(cfg *config.Config) []MCPTool {
 			m.Annotations.OpenWorldHint = &open
 		}
 		if t.OutputSchema != nil {
-			m.OutputSchema = EnvelopeSchema(cloneMap(t.OutputSchema))
+			m.OutputSchema = EnvelopeSchema(normalized(t.OutputSchema))
 		}
 		out = append(out, m)
 	}
@@ -66,6 +66,11 @@ func Annotations(e types.Effect) MCPAnnotations {
 // requires structuredContent to conform to a tool's outputSchema, and
 // toolgate's structuredContent is the envelope, not the bare data.
 func EnvelopeSchema(data map[string]any) map[string]any {
+	if _, ok := data["$schema"]; ok {
+		// data is nested below the envelope's root: no $schema there.
+		data = cloneMap(data)
+		delete(data, "$schema")
+	}
 	return map[string]any{
 		"type":     "object",
 		"required": []any{"ok", "data", "error", "meta", "observation"},

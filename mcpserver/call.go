@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/execute/mcpcall"
 	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
@@ -44,14 +45,18 @@ func (s *server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // toolResult is a call's envelope as a tools/call result: the observation
-// as its text, the envelope as structuredContent.
+// as its first text, then every content block of an MCP upstream's answer
+// as the upstream sent it; the envelope as structuredContent, without its
+// content (the blocks are in content already).
 func toolResult(res *types.Result) (*mcp.CallToolResult, error) {
-	body, err := json.Marshal(res)
+	env := *res
+	env.Content = nil
+	body, err := json.Marshal(&env)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolgate: encoding the result: " + err.Error()}
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: res.Observation}},
+		Content:           append([]mcp.Content{&mcp.TextContent{Text: res.Observation}}, upstreamContent(res.Content)...),
 		StructuredContent: json.RawMessage(body),
 		IsError:           !res.OK,
 	}, nil
@@ -113,6 +118,11 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 	}
 	// The call's span is the child of the traceparent in _meta, if any.
 	ctx = tracectx.FromMeta(ctx, p.Meta)
+	// An MCP upstream's progress, logging and questions during the call
+	// are relayed to this session (execute/mcpcall).
+	if req.Session != nil {
+		ctx = mcpcall.WithCaller(ctx, &mcpcall.Caller{Session: req.Session, ProgressToken: p.GetProgressToken()})
+	}
 	res, err := s.gw.Do(ctx, &types.Call{RunID: run.ID, Tool: p.Name, Args: args, CallID: callID, Usage: m.usage})
 	if err != nil {
 		return nil, s.internal("running the call", err)

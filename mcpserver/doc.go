@@ -29,9 +29,11 @@
 //
 // # Calls
 //
-// A tools/call answers with the observation as its one text content, the
-// whole envelope ({ok, data, error, meta, observation}) as
-// structuredContent, and isError true when ok is false. Everything the
+// A tools/call answers with the observation as its first text content,
+// followed, for a tool of an MCP upstream, by every content block the
+// upstream sent (images, audio, links, resources, annotations kept); the
+// envelope ({ok, data, error, meta, observation}) as structuredContent,
+// and isError true when ok is false. Everything the
 // pipeline answers is such a result, refusals included (missing_arguments,
 // forbidden, timeout_unknown_outcome, ...): the model sees the observation
 // and can act on it.

@@ -168,12 +168,26 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 	max := f.MaxBytes - b.Len() - 200
 	b.WriteString(" Result: ")
 	var omitted *types.Omitted
-	if len(res.Data) <= max && compact(res.Data) {
+	desc := ""
+	if len(res.Content) > 0 {
+		desc = DescribeContent(res.Content)
+		max -= len(desc)
+	}
+	if desc != "" && string(res.Data) == "null" {
+		b.WriteString(desc)
+		b.WriteString(".")
+		desc = ""
+	} else if len(res.Data) <= max && compact(res.Data) {
 		b.Write(res.Data)
 	} else {
 		var text string
 		text, omitted = Render(res.Data, max)
 		b.WriteString(text)
+	}
+	if desc != "" {
+		b.WriteString(" Content beside it: ")
+		b.WriteString(desc)
+		b.WriteString(".")
 	}
 	if f.DataDepth > 0 {
 		fmt.Fprintf(b, " (The answer was JSON nested %d levels deep, past toolgate's limit: data carries its text as a string.)", f.DataDepth)

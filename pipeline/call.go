@@ -139,8 +139,10 @@ func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
-		f.dataDepth = out.resp.DataDepth
-		return envelope.OK(out.resp.Data, types.Meta{})
+		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
+		res := envelope.OK(out.resp.Data, types.Meta{})
+		res.Content = out.resp.Content
+		return res
 	}
 	res := p.failed(f, out)
 	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/envelope"
@@ -89,6 +90,9 @@ func (p *Pipeline) normalise(f *flight, res *types.Result, finished time.Time) (
 // feedback writes the observation and the advice (stage 5) from what the
 // stages before found; note is what the state update left out.
 func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessage, note string) {
+	if f.execNote != "" {
+		note = strings.TrimSpace(f.execNote + " " + note)
+	}
 	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
 		Verified: res.Meta.Verified && !res.Meta.Replayed} // settled by this call's verify read
 	if fail := f.failure; fail != nil {

@@ -49,6 +49,7 @@ type flight struct {
 	delivered bool             // the last failure may have reached the dependency
 	failure   *execute.Failure // the last attempt's, when the call failed on it
 	dataDepth int              // an answer nested too deep, carried as text
+	execNote  string           // what the executor adds to the observation (execute.Response.Note)
 	settled   bool             // the commit settles the write's operation...
 	opStatus  types.OpStatus   // ...to this status ("" deletes it: nothing happened)
 

@@ -9,8 +9,12 @@ import (
 // refusal, dependency failure, panic. Data is kept as raw JSON so that numbers
 // pass through exactly.
 type Result struct {
-	OK          bool            `json:"ok"`
-	Data        json.RawMessage `json:"data"`
+	OK   bool            `json:"ok"`
+	Data json.RawMessage `json:"data"`
+	// Content is the content blocks of an MCP tool's answer (text, image,
+	// audio, resource_link, resource), as the server sent them, when it
+	// sent any; absent for every other tool.
+	Content     json.RawMessage `json:"content,omitempty"`
 	Error       *Error          `json:"error"`
 	Meta        Meta            `json:"meta"`
 	Observation string          `json:"observation"`

@@ -46,6 +46,12 @@ func (enc *jsonEncoder) result(b []byte, r *Result) ([]byte, error) {
 	if b, err = enc.raw(b, r.Data); err != nil {
 		return b, err
 	}
+	if len(r.Content) > 0 {
+		b = append(b, `,"content":`...)
+		if b, err = enc.raw(b, r.Content); err != nil {
+			return b, err
+		}
+	}
 	b = append(b, `,"error":`...)
 	if e := r.Error; e == nil {
 		b = append(b, "null"...)

@@ -31,6 +31,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		{OK: true, Data: json.RawMessage(`["x","\u003c",1e400,-0.0,true,false,null,{}]`)},
 		{OK: true, Data: json.RawMessage(`"é"`)},
 		{OK: true, Data: json.RawMessage(`{}`)},
+		{OK: true, Data: json.RawMessage(`null`), Content: json.RawMessage(` [{"type":"image","data":"iVBO","mimeType":"image/png"}, {"type":"text","text":"<&>"}]`)},
 	}
 	for _, s := range odd {
 		results = append(results, &Result{Observation: s, Error: &Error{Code: Code(s), Message: s},

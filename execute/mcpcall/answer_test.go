@@ -17,28 +17,31 @@ import (
 
 func TestAnswer(t *testing.T) {
 	tests := []struct {
-		name, raw, data, text string
+		name, raw, data, text, content string
 	}{
-		{"structured content wins, numbers exact", `{"structuredContent":{"n":9007199254740993},"content":[{"type":"text","text":"nine"}]}`, `{"n":9007199254740993}`, "nine"},
-		{"one JSON text", `{"content":[{"type":"text","text":" {\"a\": [1, 2]} "}]}`, `{"a":[1,2]}`, `{"a": [1, 2]}`},
-		{"plain text", `{"content":[{"type":"text","text":"done"}]}`, `"done"`, "done"},
-		{"several texts", `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, `"a\nb"`, "a b"},
-		{"not only text", `{"content":[{"type":"text","text":"see"},{"type":"image","data":"AA==","mimeType":"image/png"}]}`, `[{"type":"text","text":"see"},{"type":"image","data":"AA==","mimeType":"image/png"}]`, "see"},
-		{"nothing", `{"content":[]}`, `null`, ""},
-		{"null structured content", `{"structuredContent":null,"content":[{"type":"text","text":"x"}]}`, `"x"`, "x"},
+		{"structured content wins, numbers exact", `{"structuredContent":{"n":9007199254740993},"content":[{"type":"text","text":"nine"}]}`, `{"n":9007199254740993}`, "nine", `[{"type":"text","text":"nine"}]`},
+		{"one JSON text", `{"content":[{"type":"text","text":" {\"a\": [1, 2]} "}]}`, `{"a":[1,2]}`, `{"a": [1, 2]}`, `[{"type":"text","text":" {\"a\": [1, 2]} "}]`},
+		{"plain text", `{"content":[{"type":"text","text":"done"}]}`, `"done"`, "done", `[{"type":"text","text":"done"}]`},
+		{"several texts", `{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`, `"a\nb"`, "a b", `[{"type":"text","text":"a"},{"type":"text","text":"b"}]`},
+		// Not only text: the text is the data, every block is kept as sent
+		// (annotations and fields the SDK does not know included).
+		{"not only text", `{"content":[{"type":"text","text":"see"},{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"audience":["user"]},"x-new":1}]}`, `"see"`, "see", `[{"type":"text","text":"see"},{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"audience":["user"]},"x-new":1}]`},
+		{"an image alone", `{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, `null`, "", `[{"type":"image","data":"AA==","mimeType":"image/png"}]`},
+		{"nothing", `{"content":[]}`, `null`, "", ``},
+		{"null structured content", `{"structuredContent":null,"content":[{"type":"text","text":"x"}]}`, `"x"`, "x", `[{"type":"text","text":"x"}]`},
 	}
 	for _, tt := range tests {
-		data, text, err := answer(nil, json.RawMessage(tt.raw))
+		data, text, content, err := answer(nil, json.RawMessage(tt.raw))
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
-		if string(data) != tt.data || text != tt.text {
-			t.Errorf("%s: data %s text %q, want %s %q", tt.name, data, text, tt.data, tt.text)
+		if string(data) != tt.data || text != tt.text || string(content) != tt.content {
+			t.Errorf("%s: data %s text %q content %s, want %s %q %s", tt.name, data, text, content, tt.data, tt.text, tt.content)
 		}
 	}
 	// Without the raw answer, the SDK's decoding is read.
-	data, _, err := answer(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil)
+	data, _, _, err := answer(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}}, nil)
 	if err != nil || string(data) != `{"ok":true}` {
 		t.Errorf("from the SDK's result: %s %v", data, err)
 	}

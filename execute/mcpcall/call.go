@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -46,22 +47,20 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	connectTimeout := orDefault(a.Tool.Timeout.Connect.D(), config.DefaultConnectTimeout)
 	readTimeout := orDefault(a.Tool.Timeout.Read.D(), config.DefaultReadTimeout)
 
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-	cs, conn, err := s.session(cctx)
-	cancel()
+	cs, conn, rl, err := s.callSession(ctx, connectTimeout)
 	if err != nil {
 		return nil, connectFailure(ctx, s.name, connectTimeout, err)
+	}
+	if rl != nil {
+		defer cs.Close()
 	}
 
 	remote := a.Tool.Name
 	if a.Tool.Source != nil && a.Tool.Source.Name != "" {
 		remote = a.Tool.Source.Name
 	}
-	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args)}
-	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
-		params.Meta = mcp.Meta{OperationKeyMeta: a.OperationKey}
-	}
-	tr := &tracker{}
+	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args), Meta: callMeta(ctx, a, rl)}
+	tr := &tracker{relay: rl}
 	rctx, cancelRead := context.WithTimeoutCause(ctx, readTimeout, errReadTimeout)
 	defer cancelRead()
 	res, err := cs.CallTool(withTracker(rctx, tr), params)
@@ -69,21 +68,27 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		conn.forget(tr)
 	}
 	sent, raw := tr.result()
+	if rl != nil {
+		rl.drain(rctx)
+	}
 	if err != nil {
 		// A server that no longer knows the session (it restarted) answers
-		// 404 without processing the request: nothing was done.
+		// 404. Once the request was written that proves nothing (a proxy
+		// before it, or the server itself, may have acted on it): a write's
+		// outcome is unknown (issue 27 #15). The session is dropped either way.
 		missing := errors.Is(err, mcp.ErrSessionMissing)
-		if missing {
-			sent = false
-		}
 		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
+		if rl != nil {
+			f.Message = withNote(f.Message, rl)
+			return nil, f
+		}
 		if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
 			s.dropped(cs) // the next attempt starts a new session
 		}
 		return nil, f
 	}
 	s.healthy()
-	data, text, err := answer(res, raw)
+	data, text, content, err := answer(res, raw)
 	if err != nil {
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeUpstreamError,
 			Message: fmt.Sprintf("%s answered %s with a result toolgate cannot read: %v", s.name, remote, err), Err: err}
@@ -93,9 +98,54 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		if text != "" {
 			msg += ": " + text
 		}
+		msg = withNote(msg, rl)
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeRejected, Data: data, Message: msg}
 	}
-	return &execute.Response{Status: 200, Data: data}, nil
+	return &execute.Response{Status: 200, Data: data, Content: content, Note: rl.note()}, nil
+}
+
+// callSession is the session a call runs on. A call whose MCP caller
+// wants progress or may be asked something (sampling, elicitation, roots)
+// runs on a session of its own (rl set; the caller closes it), which
+// declares the caller's capabilities: everything the upstream sends on it
+// belongs to this call, however many calls are in flight. Other calls
+// share the server's session.
+func (s *server) callSession(ctx context.Context, timeout time.Duration) (cs *mcp.ClientSession, conn *trackedConn, rl *relay, err error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if c := callerOf(ctx); c.private() {
+		rl = newRelay(c)
+		cs, conn, err = s.privateSession(cctx, rl)
+		return cs, conn, rl, err
+	}
+	cs, conn, err = s.session(cctx)
+	return cs, conn, nil, err
+}
+
+// callMeta is the _meta of a tools/call: a write's operation key, the
+// call's trace context (traceparent, tracestate) and the caller's
+// progressToken; nil when empty.
+func callMeta(ctx context.Context, a *execute.Attempt, rl *relay) mcp.Meta {
+	m := mcp.Meta{}
+	if a.OperationKey != "" && a.Tool.Effect != types.EffectRead {
+		m[OperationKeyMeta] = a.OperationKey
+	}
+	tracectx.InjectMeta(ctx, m)
+	if rl != nil && rl.caller.ProgressToken != nil {
+		m["progressToken"] = rl.caller.ProgressToken
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// withNote is msg with the relay's note (who was asked), if any.
+func withNote(msg string, rl *relay) string {
+	if n := rl.note(); n != "" {
+		return msg + " " + n
+	}
+	return msg
 }
 
 // parent reports whether the caller's context is still live: a request not
@@ -159,55 +209,57 @@ func callFailure(parent, rctx context.Context, dep, tool string, readTimeout tim
 // wireResult is the part of a raw tools/call result that answer reads.
 type wireResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
-	Content           []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
+	Content           json.RawMessage `json:"content"`
 }
 
-// answer is a result's data and its text: structuredContent when present,
-// else the text content (JSON-decoded when it is one JSON text), else the
-// content list. raw, when the transport kept it, is read instead of the
-// SDK's decoding, so that numbers stay exact.
-func answer(res *mcp.CallToolResult, raw json.RawMessage) (data json.RawMessage, text string, err error) {
+// answer is a result's data, its text and its content blocks as sent:
+// data is structuredContent when present, else the text content
+// (JSON-decoded when it is one JSON text), else null (the content blocks
+// carry the rest: images, audio, links, resources). raw, when the
+// transport kept it, is read instead of the SDK's decoding, so that
+// numbers stay exact and every field of a block is kept.
+func answer(res *mcp.CallToolResult, raw json.RawMessage) (data json.RawMessage, text string, content json.RawMessage, err error) {
 	if raw == nil {
 		if raw, err = json.Marshal(res); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
 	var w wireResult
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if c := bytes.TrimSpace(w.Content); len(c) > 0 && string(c) != "null" {
+		if err := json.Unmarshal(c, &blocks); err != nil {
+			return nil, "", nil, fmt.Errorf("content: %w", err)
+		}
+		if len(blocks) > 0 {
+			content = compact(c)
+		}
 	}
 	var texts []string
-	for _, c := range w.Content {
+	for _, c := range blocks {
 		if c.Type == "text" {
 			texts = append(texts, c.Text)
 		}
 	}
 	text = oneLine(strings.Join(texts, " "))
 	if s := bytes.TrimSpace(w.StructuredContent); len(s) > 0 && string(s) != "null" {
-		return compact(s), text, nil
+		return compact(s), text, content, nil
 	}
 	if len(texts) == 1 {
 		if t := bytes.TrimSpace([]byte(texts[0])); json.Valid(t) && len(t) > 0 {
-			return compact(t), text, nil
+			return compact(t), text, content, nil
 		}
 	}
-	if len(texts) > 0 && len(texts) == len(w.Content) {
+	if len(texts) > 0 {
 		b, err := json.Marshal(strings.Join(texts, "\n"))
-		return b, text, err
+		return b, text, content, err
 	}
-	if len(w.Content) == 0 {
-		return json.RawMessage("null"), text, nil
-	}
-	var all struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return nil, "", err
-	}
-	return compact(all.Content), text, nil
+	return json.RawMessage("null"), text, content, nil
 }
 
 func compact(b []byte) json.RawMessage {

@@ -20,8 +20,8 @@ func TestEffectFromAnnotations(t *testing.T) {
 		{"read-only", &mcp.ToolAnnotations{ReadOnlyHint: true}, types.EffectRead},
 		{"read-only wins over idempotent", &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}, types.EffectRead},
 		{"idempotent, not destructive", &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &no}, types.EffectIdempotent},
-		{"idempotent, destructive by default", &mcp.ToolAnnotations{IdempotentHint: true}, types.EffectWrite},
-		{"idempotent and destructive (a file overwrite)", &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &yes}, types.EffectWrite},
+		{"idempotent, destructive by default", &mcp.ToolAnnotations{IdempotentHint: true}, types.EffectIdempotent},
+		{"idempotent and destructive (a file overwrite)", &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &yes}, types.EffectIdempotent},
 		{"not destructive alone", &mcp.ToolAnnotations{DestructiveHint: &no}, types.EffectWrite},
 	}
 	for _, tt := range tests {

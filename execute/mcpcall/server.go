@@ -93,30 +93,7 @@ func (s *server) current() (*mcp.ClientSession, *trackedConn, error) {
 // connect starts (stdio) or reaches (HTTP) the server and initialises a
 // session. The caller holds the connecting slot.
 func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn, error) {
-	var t mcp.Transport
-	if s.mcp.Stdio() {
-		cmd := exec.Command(s.mcp.Command[0], s.mcp.Command[1:]...)
-		cmd.Dir = s.mcp.Dir
-		cmd.Env = os.Environ()
-		for _, k := range sortedKeys(s.mcp.Env) {
-			cmd.Env = append(cmd.Env, k+"="+s.mcp.Env[k])
-		}
-		cmd.Stderr = s.opts.Stderr
-		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
-	} else {
-		// The SDK's reconnects (its default 5) resume a broken event stream
-		// with GET and Last-Event-ID; they never send a request again.
-		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http,
-			MaxEventSize: execute.DefaultMaxResponseBytes}
-	}
-	var conn *trackedConn
-	if s.mcp.Stdio() {
-		// The stdio connection is wrapped to know which requests were
-		// written and to keep raw answers (exact numbers). The streamable
-		// HTTP connection is not: the SDK relies on interfaces of its own
-		// connection type; its requests are tracked by headerTransport.
-		t = connectHook{&trackedTransport{Transport: t}, &conn}
-	}
+	t, connp := s.transport(nil)
 	copts := &mcp.ClientOptions{
 		Capabilities:           &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
@@ -127,6 +104,7 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 	if err != nil {
 		return nil, nil, err
 	}
+	conn := *connp
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -146,6 +124,37 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 		s.reconnected()
 	}
 	return cs, conn, nil
+}
+
+// transport is the transport of a new session with the server, and where
+// its tracked connection (stdio) is kept once connected. rl, for a call's
+// own session, counts the notifications read.
+func (s *server) transport(rl *relay) (mcp.Transport, **trackedConn) {
+	var t mcp.Transport
+	if s.mcp.Stdio() {
+		cmd := exec.Command(s.mcp.Command[0], s.mcp.Command[1:]...)
+		cmd.Dir = s.mcp.Dir
+		cmd.Env = os.Environ()
+		for _, k := range sortedKeys(s.mcp.Env) {
+			cmd.Env = append(cmd.Env, k+"="+s.mcp.Env[k])
+		}
+		cmd.Stderr = s.opts.Stderr
+		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
+	} else {
+		// The SDK's reconnects (its default 5) resume a broken event stream
+		// with GET and Last-Event-ID; they never send a request again.
+		t = &mcp.StreamableClientTransport{Endpoint: s.mcp.URL, HTTPClient: s.http,
+			MaxEventSize: execute.DefaultMaxResponseBytes}
+	}
+	conn := new(*trackedConn)
+	if s.mcp.Stdio() {
+		// The stdio connection is wrapped to know which requests were
+		// written and to keep raw answers (exact numbers). The streamable
+		// HTTP connection is not: the SDK relies on interfaces of its own
+		// connection type; its requests are tracked by headerTransport.
+		t = connectHook{&trackedTransport{Transport: t, relay: rl}, conn}
+	}
+	return t, conn
 }
 
 // connectHook is the tracked transport, remembering the connection it made.

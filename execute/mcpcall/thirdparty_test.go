@@ -81,7 +81,7 @@ func wantEffect(a *mcp.ToolAnnotations) types.Effect {
 	switch {
 	case a != nil && a.ReadOnlyHint:
 		return types.EffectRead
-	case a != nil && a.IdempotentHint && a.DestructiveHint != nil && !*a.DestructiveHint:
+	case a != nil && a.IdempotentHint:
 		return types.EffectIdempotent
 	}
 	return types.EffectWrite
@@ -147,7 +147,9 @@ func TestFilesystemServer(t *testing.T) {
 	b := referenceSetup(t, bin, root)
 	checkImported(t, b, listed(t, bin, root))
 	cfg := b.gw.Config()
-	for name, want := range map[string]types.Effect{"write_file": types.EffectWrite, "read_file": types.EffectRead, "read_text_file": types.EffectRead, "create_directory": types.EffectIdempotent} {
+	// write_file says idempotentHint and destructiveHint: it is idempotent
+	// (CONTRACT section 10): the same write twice leaves the same file.
+	for name, want := range map[string]types.Effect{"write_file": types.EffectIdempotent, "read_file": types.EffectRead, "read_text_file": types.EffectRead, "create_directory": types.EffectIdempotent} {
 		if tool := cfg.Tools[name]; tool == nil {
 			t.Errorf("%s is not imported", name)
 		} else if tool.Effect != want {
@@ -160,17 +162,18 @@ func TestFilesystemServer(t *testing.T) {
 	if res := b.call(t, "write_file", args); !res.OK {
 		t.Fatalf("write_file: %s", res.Observation)
 	}
-	// Someone changes the file; the model's repeat of the write must not
-	// write it again.
 	if err := os.WriteFile(file, []byte("changed since"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	again := b.call(t, "write_file", args)
-	if !again.OK || !again.Meta.Replayed {
-		t.Errorf("repeated write_file: ok=%v replayed=%v (%s)", again.OK, again.Meta.Replayed, again.Observation)
+	if !again.OK {
+		t.Errorf("repeated write_file: %s", again.Observation)
 	}
-	if got, _ := os.ReadFile(file); string(got) != "changed since" {
-		t.Errorf("the repeat wrote the file again: %q", got)
+	if got, _ := os.ReadFile(file); string(got) != "refund RF-99203 issued" {
+		t.Errorf("the repeated idempotent write left %q", got)
+	}
+	if err := os.WriteFile(file, []byte("changed since"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	res := b.call(t, "read_text_file", `{"path": `+strconv.Quote(file)+`}`)
 	if !res.OK || !strings.Contains(string(res.Data), "changed since") {
@@ -209,6 +212,17 @@ func TestEverythingServer(t *testing.T) {
 	again := b.call(t, "toggle-simulated-logging", `{}`)
 	if !again.OK || !again.Meta.Replayed || string(again.Data) != string(first.Data) {
 		t.Errorf("repeated write: ok=%v replayed=%v data=%s", again.OK, again.Meta.Replayed, again.Data)
+	}
+	// Content that is not text is kept as the server sent it and described.
+	for _, c := range []struct{ tool, args, block, says string }{
+		{"get-tiny-image", `{}`, `"type":"image"`, "1 image, image/png"},
+		{"get-resource-links", `{"count": 2}`, `"type":"resource_link"`, "2 resource links"},
+		{"get-resource-reference", `{"resourceType": "Text", "resourceId": 1}`, `"type":"resource"`, "1 embedded resource"},
+	} {
+		res := b.call(t, c.tool, c.args)
+		if !res.OK || !strings.Contains(string(res.Content), c.block) || !strings.Contains(res.Observation, c.says) || strings.Contains(res.Observation, "showing") {
+			t.Errorf("%s: ok=%v content %.200s observation %s", c.tool, res.OK, res.Content, res.Observation)
+		}
 	}
 	if res := b.call(t, "get-sum", `{"a": "two", "b": 3}`); res.Code() != types.CodeWrongType {
 		t.Errorf("get-sum with a string: %s (%s)", res.Code(), res.Observation)

@@ -11,21 +11,20 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// Effect is the effect an MCP tool's annotations suggest: readOnlyHint is
-// read; idempotentHint with destructiveHint: false is idempotent; anything
-// else, or no annotations, is write, the safe assumption. An idempotent
-// tool that may also destroy (destructiveHint true, which MCP assumes when
-// it is absent, as for a file overwrite) stays a write: a timed-out attempt
-// can still land after the model's next change, and re-sending it would
-// undo that change. The hints come from a server that may be wrong, so a
-// tools: entry's effect always wins over this.
+// Effect is the effect an MCP tool's annotations suggest (CONTRACT
+// sections 10 and 15): readOnlyHint is read; idempotentHint (not
+// read-only) is idempotent whatever destructiveHint says, as HTTP's PUT
+// and DELETE are: writing the same file twice leaves the same end state;
+// anything else, or no annotations, is write, the safe assumption. The
+// hints come from a server that may be wrong, so a tools: entry's effect
+// (say effect: write for a server you distrust) always wins over this.
 func Effect(a *mcp.ToolAnnotations) types.Effect {
 	switch {
 	case a == nil:
 		return types.EffectWrite
 	case a.ReadOnlyHint:
 		return types.EffectRead
-	case a.IdempotentHint && a.DestructiveHint != nil && !*a.DestructiveHint:
+	case a.IdempotentHint:
 		return types.EffectIdempotent
 	}
 	return types.EffectWrite

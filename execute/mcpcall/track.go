@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/tracectx"
 )
 
 // tracker is what one tools/call attempt learns from the transport: whether
@@ -21,6 +23,9 @@ type tracker struct {
 	id   jsonrpc.ID
 	sent bool
 	raw  json.RawMessage
+	// relay, for a call on a session of its own, counts the progress and
+	// logging notifications read, so that the call drains them.
+	relay *relay
 }
 
 type trackerKey struct{}
@@ -50,6 +55,7 @@ func (tr *tracker) result() (sent bool, raw json.RawMessage) {
 // and answers to the trackers of the calls.
 type trackedTransport struct {
 	mcp.Transport
+	relay *relay // a call's own session: notifications to count
 }
 
 // Connect connects the wrapped transport.
@@ -58,7 +64,7 @@ func (t trackedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &trackedConn{Connection: c, calls: map[jsonrpc.ID]*tracker{}}, nil
+	return &trackedConn{Connection: c, calls: map[jsonrpc.ID]*tracker{}, relay: t.relay}, nil
 }
 
 // trackedConn is a connection that knows which requests were written and
@@ -67,6 +73,7 @@ type trackedConn struct {
 	mcp.Connection
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]*tracker
+	relay *relay
 }
 
 // Write writes a message; a tracked call's request is marked sent once it
@@ -92,6 +99,9 @@ func (c *trackedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Read reads a message; a tracked call's answer is kept raw.
 func (c *trackedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && c.relay != nil && !req.IsCall() && isRelayed(req.Method) {
+		c.relay.noteSeen()
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		tr := c.calls[resp.ID]
@@ -133,6 +143,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range t.headers {
 		req.Header.Set(k, v)
 	}
+	tracectx.Inject(req.Context(), req.Header) // traceparent of the call, when it has one
 	if tr := trackerOf(req.Context()); tr != nil {
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 			WroteRequest: func(info httptrace.WroteRequestInfo) {
@@ -210,7 +221,13 @@ func (b *answerBody) keep(msg []byte) {
 		Method string          `json:"method"`
 		Result json.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.Result) == 0 {
+	if json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	if b.tr.relay != nil && isRelayed(m.Method) {
+		b.tr.relay.noteSeen()
+	}
+	if m.Method != "" || len(m.Result) == 0 {
 		return
 	}
 	b.tr.mu.Lock()
