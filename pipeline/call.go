@@ -140,6 +140,9 @@ func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
 		f.dataDepth = out.resp.DataDepth
+		if out.resent || f.resent {
+			p.checkResent(ctx, f, out.resp.Data)
+		}
 		return envelope.OK(out.resp.Data, types.Meta{})
 	}
 	res := p.failed(f, out)

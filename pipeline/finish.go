@@ -90,7 +90,8 @@ func (p *Pipeline) normalise(f *flight, res *types.Result, finished time.Time) (
 // stages before found; note is what the state update left out.
 func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessage, note string) {
 	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
-		Verified: res.Meta.Verified && !res.Meta.Replayed} // settled by this call's verify read
+		Verified: res.Meta.Verified && !res.Meta.Replayed, // settled by this call's verify read
+		Doubt:    f.doubt}
 	if fail := f.failure; fail != nil {
 		facts.Status = fail.Status
 		if res.Code() == fail.Code {
