@@ -127,6 +127,7 @@ func TestNoDocumentedSetUpMakesADuplicate(t *testing.T) {
 	if pairs == 0 {
 		t.Fatal("found no config with idempotency.header documented with a toolgate sim command: the audit reads nothing (the tour's config is one)")
 	}
+	t.Logf("%d configs with idempotency.header were paired with the toolgate sim commands documented with them", pairs)
 }
 
 var placeholder = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
@@ -165,6 +166,7 @@ func TestEveryFullConfigPassesCheck(t *testing.T) {
 			checked++
 		}
 	}
+	t.Logf("ran toolgate check on %d full configs", checked)
 	if checked < 3 {
 		t.Fatalf("checked %d full configs; want the tour's, the examples' and docs/config.md's at least", checked)
 	}
