@@ -81,7 +81,7 @@ func Annotate(res *types.Result, f *Facts) {
 	if res.OK && f.Doubt != "" {
 		b.WriteString(" ")
 		b.WriteString(f.Doubt)
-		b.WriteString(". It may have been done twice: do not repeat this call; escalate so that a person checks for a duplicate.")
+		b.WriteString(" Do not repeat this call; escalate so that a person checks what was done.")
 	}
 	if f.Note != "" {
 		b.WriteString(" ")

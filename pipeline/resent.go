@@ -33,14 +33,14 @@ func (p *Pipeline) checkResent(ctx context.Context, f *flight, answer json.RawMe
 			"key", f.key, "dependency", f.spec.Dependency, "why", why)
 		return
 	case !found:
-		f.doubt = fmt.Sprintf("But a check with %s does not show it, although %s answered that it was done after the request was sent again",
+		f.doubt = fmt.Sprintf("But a check with %s does not show it, although %s answered that it was done after the request was sent again.",
 			lookup, orName(f.spec.Dependency, f.spec.Name))
 	case !sameEffect(answer, read):
 		shown := "another result"
 		if len(read) <= 300 {
 			shown = string(read)
 		}
-		f.doubt = fmt.Sprintf("But a check with %s shows %s, not this answer: %s may have carried it out more than once although every attempt carried the same %s",
+		f.doubt = fmt.Sprintf("But a check with %s shows %s, not this answer: %s may have carried it out more than once although every attempt carried the same %s, so it may have been done twice.",
 			lookup, shown, orName(f.spec.Dependency, f.spec.Name), f.spec.Idempotency.Header)
 	default:
 		return
