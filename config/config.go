@@ -38,6 +38,16 @@ const (
 type Config struct {
 	// Listen is the server's address. Default 127.0.0.1:8470.
 	Listen string `yaml:"listen" json:"listen"`
+	// MetricsListen, when set, is a second address that serves GET
+	// /metrics alone, without a key, for a Prometheus on a private
+	// network; /metrics then leaves the main address, where it otherwise
+	// needs an approver key (no key in development mode). Default none.
+	MetricsListen string `yaml:"metrics_listen" json:"metrics_listen,omitempty"`
+	// PublicURL is the server's address as its clients reach it
+	// (https://tools.example.com, behind a proxy): the MCP endpoint's
+	// protected-resource metadata and its 401 answers name URLs under it.
+	// Default: the address the request was sent to (its Host header).
+	PublicURL string `yaml:"public_url" json:"public_url,omitempty"`
 	// Store is "sqlite:PATH" (relative to the config file's directory),
 	// "postgres://...", or "memory". Default sqlite:toolgate.db.
 	Store string `yaml:"store" json:"store"`
@@ -66,6 +76,11 @@ type Config struct {
 
 	// imports is what import.go keeps between Normalize and Imported.
 	imports importState
+	// index is where each key was written (nil when built in Go).
+	index *docIndex
+	// secrets are the values of the ${VAR}s the file uses, by name: Redact
+	// puts the names back in any text that would carry a value.
+	secrets map[string]string
 }
 
 // Telemetry says where the spans of calls and attempts are exported.

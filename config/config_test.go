@@ -145,3 +145,17 @@ func TestTelemetry(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyNameWithSlashRefused: a key named agent/x could share the scope
+// "agent/..." of a key named agent; such a name is refused at load.
+func TestKeyNameWithSlashRefused(t *testing.T) {
+	for name, wantErr := range map[string]bool{"agent/x": true, "agent": false, "agent-x_2": false} {
+		raw := "store: memory\nauth:\n  keys:\n    - {name: \"" + name + "\", key: \"0123456789abcdef0123\"}\n" +
+			"tools:\n  f:\n    description: d\n    dependency: d\n    request: {path: /f}\ndependencies:\n  d: {base_url: \"http://127.0.0.1:1\"}\n"
+		_, err := Parse([]byte(raw), "t.yaml", env(nil))
+		got := err != nil && strings.Contains(err.Error(), "t.yaml:4:") && strings.Contains(err.Error(), "contains /")
+		if got != wantErr {
+			t.Errorf("key name %q: error %v, want refused %v", name, err, wantErr)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,24 +18,43 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// Problem is one thing wrong with a config: where (the file and a dotted key
-// path such as tools.issue_refund.timeout.read) and why.
+// Problem is one thing wrong with a config: where (the file, the line and
+// column, and a dotted key path such as tools.issue_refund.timeout.read)
+// and why.
 type Problem struct {
 	File string
-	Key  string
-	Why  string
+	// Pos is where the key was written; zero when unknown (a config built
+	// in Go).
+	Pos Position
+	Key string
+	Why string
+	// Warning marks a problem that does not stop the config from loading
+	// (toolgate check prints it and still succeeds).
+	Warning bool
 }
 
-// Error formats "file: key: why".
+// Error formats "file:line:column: key: why" ("file: key: why" when the
+// position is unknown).
 func (p *Problem) Error() string {
 	var b strings.Builder
 	if p.File != "" {
 		b.WriteString(p.File)
-		b.WriteString(": ")
+		if p.Pos.Line == 0 {
+			b.WriteString(": ")
+		}
+	}
+	if p.Pos.Line > 0 {
+		if p.File != "" {
+			b.WriteString(":")
+		}
+		fmt.Fprintf(&b, "%d:%d: ", p.Pos.Line, p.Pos.Column)
 	}
 	if p.Key != "" {
 		b.WriteString(p.Key)
 		b.WriteString(": ")
+	}
+	if p.Warning {
+		b.WriteString("warning: ")
 	}
 	b.WriteString(p.Why)
 	return b.String()
@@ -42,8 +62,18 @@ func (p *Problem) Error() string {
 
 // Load reads a toolgate.yaml, expands ${VAR} from the environment, fills in
 // the defaults and checks the structure. The error, when not nil, lists every
-// problem found (errors.Join of *Problem).
+// problem found (errors.Join of *Problem, in the order of the file). The
+// config is returned with problems too when the file could be decoded, so
+// that later stages (toolgate check's compile) can report theirs in the
+// same run; it must not be served.
+//
+// A path that is a symbolic link must lead to a .yaml, .yml or .json file:
+// a link to another file (/etc/shadow) is refused by name, and nothing of
+// that file is read or printed.
 func Load(path string) (*Config, error) {
+	if err := checkLink(path); err != nil {
+		return nil, err
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -51,50 +81,75 @@ func Load(path string) (*Config, error) {
 	return Parse(raw, path, os.LookupEnv)
 }
 
+// checkLink refuses a symbolic link to a file that is not a config file.
+func checkLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil // ReadFile says why it cannot be read
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("config: %s is a symbolic link that cannot be followed", path)
+	}
+	switch strings.ToLower(filepath.Ext(target)) {
+	case ".yaml", ".yml", ".json":
+		return nil
+	}
+	return &Problem{File: path, Why: fmt.Sprintf("is a symbolic link to %s, which is not a .yaml, .yml or .json file; refusing to read it as a config", target)}
+}
+
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // Parse is Load on bytes: path only names the file in problems and anchors a
 // relative sqlite path; lookup resolves ${VAR}.
+//
+// ${VAR} is expanded in the decoded string values, after the YAML is
+// parsed: no problem, excerpt or log line ever carries a variable's value
+// (problems quote ${VAR} as written).
 func Parse(raw []byte, path string, lookup func(string) (string, bool)) (*Config, error) {
-	var missing []string
-	expanded := envRef.ReplaceAllFunc(raw, func(m []byte) []byte {
-		name := string(envRef.FindSubmatch(m)[1])
-		v, ok := lookup(name)
-		if !ok {
-			missing = append(missing, name)
-			return nil
-		}
-		return []byte(v)
-	})
-	if len(missing) > 0 {
-		var errs []error
-		for _, name := range dedupe(missing) {
-			errs = append(errs, &Problem{File: path, Why: fmt.Sprintf("environment variable %s is not set (referenced as ${%s})", name, name)})
-		}
-		return nil, errors.Join(errs...)
-	}
-	cfg := &Config{}
-	if err := yaml.UnmarshalWithOptions(expanded, cfg, yaml.Strict()); err != nil {
-		return nil, &Problem{File: path, Why: "not a valid toolgate config:\n" + yaml.FormatError(err, false, true)}
-	}
-	cfg.Path = path
-	sum := sha256.Sum256(expanded)
-	cfg.Version = hex.EncodeToString(sum[:8])
-	if err := cfg.Normalize(); err != nil {
+	body, err := parseDocument(raw)
+	if err != nil {
+		err.File = path
 		return nil, err
+	}
+	w := &walker{index: &docIndex{pos: map[string]Position{}}}
+	w.walk(body, "", reflect.TypeFor[Config]())
+	cfg := &Config{index: w.index, Path: path}
+	if err := yaml.NodeToValue(body, cfg, yaml.AllowDuplicateMapKey()); err != nil {
+		return nil, cfg.problems(append(w.problems, decodeProblem(err)), nil)
+	}
+	cfg.index, cfg.Path = w.index, path // decoding does not touch them; be sure
+	cfg.secrets = map[string]string{}
+	var missing []*Problem
+	for _, ph := range w.placeholders {
+		if v, ok := lookup(ph.name); ok {
+			cfg.secrets[ph.name] = v
+		} else {
+			missing = append(missing, &Problem{Pos: ph.pos, Why: fmt.Sprintf("environment variable %s is not set (referenced as ${%s})", ph.name, ph.name)})
+		}
+	}
+	expandStrings(reflect.ValueOf(cfg).Elem(), func(s string) string {
+		return envRef.ReplaceAllStringFunc(s, func(m string) string { return cfg.secrets[m[2:len(m)-1]] })
+	})
+	cfg.Version = versionOf(raw, cfg.secrets)
+	var normalized error
+	if len(missing) == 0 {
+		normalized = cfg.Normalize()
+	}
+	if err := cfg.problems(append(w.problems, missing...), normalized); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
 
-func dedupe(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
+// versionOf hashes the file and the values of the variables it uses.
+func versionOf(raw []byte, secrets map[string]string) string {
+	h := sha256.New()
+	h.Write(raw)
+	for _, k := range sortedKeys(secrets) {
+		fmt.Fprintf(h, "\x00%s=%s", k, secrets[k])
 	}
-	return out
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Normalize fills in names and defaults and checks the structure of a config
@@ -110,6 +165,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Store == "" {
 		c.Store = DefaultStore
+	}
+	if why := checkPublicURL(c.PublicURL); why != "" {
+		bad("public_url", "%s", why)
 	}
 	c.normalizeStore(bad)
 	if c.ApprovalTTL == 0 {
@@ -153,9 +211,8 @@ func (c *Config) Normalize() error {
 		}
 	}
 	errs = append(errs, c.normalizeQuotas()...)
-	if len(c.Tools) == 0 && !c.HasImports() {
-		bad("tools", "no tools are declared")
-	}
+	// A config with no tools is valid: a packaged default config serves
+	// nothing until the operator adds tools, and reloads them in.
 	if c.Version == "" {
 		b, _ := json.Marshal(c)
 		sum := sha256.Sum256(b)
@@ -192,6 +249,10 @@ func (c *Config) checkKeys(bad func(key, format string, args ...any)) {
 			bad(key+".name", "every key needs a name (it owns the runs it creates)")
 		} else if names[k.Name] {
 			bad(key+".name", "name %q is used twice", k.Name)
+		} else if strings.Contains(k.Name, "/") {
+			// The key's name scopes its runs and operation keys as
+			// "name/...": a / in it could make two keys' scopes overlap.
+			bad(key+".name", "%q contains /, which separates a key's name from its run ids and operation keys; use letters, digits, - or _", k.Name)
 		}
 		names[k.Name] = true
 		if len(k.Key) < 16 {
@@ -335,3 +396,20 @@ func (c *Config) dir() string {
 
 // ToolNames returns the tool names, sorted.
 func (c *Config) ToolNames() []string { return sortedKeys(c.Tools) }
+
+// checkPublicURL says what is wrong with a public_url ("" when nothing is):
+// it is an absolute http:// or https:// URL with a host and nothing after
+// its path, which is kept without its trailing slash.
+func checkPublicURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%q is not an absolute http:// or https:// URL (write it as clients reach the server, e.g. https://tools.example.com)", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Sprintf("%q has a user, a query or a fragment; give the scheme, host and path only", raw)
+	}
+	return ""
+}

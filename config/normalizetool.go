@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/expr"
 )
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -95,7 +97,7 @@ func (t *Tool) normalizeCall(c *Config, bad func(key, format string, args ...any
 		if t.Dependency == "" {
 			bad("dependency", "an HTTP tool needs a dependency")
 		} else if c.Dependencies[t.Dependency] == nil {
-			bad("dependency", "no dependency named %q (have: %s)", t.Dependency, strings.Join(sortedKeys(c.Dependencies), ", "))
+			bad("dependency", "no dependency named %q%s (have: %s)", t.Dependency, didYouMean(t.Dependency, sortedKeys(c.Dependencies)), strings.Join(sortedKeys(c.Dependencies), ", "))
 		}
 		if t.Request == nil {
 			bad("request", "an HTTP tool needs request: {method, path}")
@@ -159,7 +161,7 @@ func (t *Tool) checkLookups(c *Config, bad func(key, format string, args ...any)
 			bad(l.key+".lookup", "names the read tool to call")
 		} else if lt := c.Tools[l.l.Lookup]; lt == nil {
 			if !c.ImportsPending() { // else it may be imported: Imported checks it
-				bad(l.key+".lookup", "no tool named %q", l.l.Lookup)
+				bad(l.key+".lookup", "no tool named %q%s", l.l.Lookup, didYouMean(l.l.Lookup, sortedKeys(c.Tools)))
 			}
 		} else if lt.Effect != "read" {
 			bad(l.key+".lookup", "%q must have effect read", l.l.Lookup)
@@ -199,4 +201,12 @@ func (t *Tool) defaultTotal() time.Duration {
 		wait *= 2
 	}
 	return total
+}
+
+// didYouMean is "; did you mean X?" when a name is close to X, else "".
+func didYouMean(name string, candidates []string) string {
+	if s := expr.Suggest(name, candidates); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
 }

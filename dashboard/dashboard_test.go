@@ -225,6 +225,23 @@ func TestDashboardInChromium(t *testing.T) {
 	if lo, hi, first, last := xs[0], xs[1], xs[2], xs[3]; lo > first || hi <= last || hi-lo > 900 {
 		t.Errorf("chart spans %.0f..%.0f (%.0f s) for points from %.0f to %.0f: want it zoomed to the data, under 15 min", lo, hi, hi-lo, first, last)
 	}
+	// The card and its chart agree: the window's p95 lies between the
+	// steps' p95s (nearest rank over the same samples), and the card shows
+	// refusals apart from the dependency's errors.
+	agree, err := chromedp.Run(bctx, chromedp.Evaluate[[]float64](`(async () => {
+		const st = await (await fetch("/v1/stats?window=1h")).json();
+		const s = await (await fetch("/v1/stats/series?tool=issue_refund&window=1h")).json();
+		const p95s = s.points.filter((p) => p.samples).map((p) => p.p95_ms);
+		const card = document.querySelector('.card[data-tool="issue_refund"] .figs').textContent;
+		return [st.tools.issue_refund.p95_ms, Math.min(...p95s), Math.max(...p95s),
+			card.includes("refused") && card.includes("dependency errors") && card.includes("samples") ? 1 : 0];
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		fail("card and chart", err)
+	}
+	if p95, lo, hi, labels := agree[0], agree[1], agree[2], agree[3]; p95 < lo*0.99 || p95 > hi*1.01 || labels != 1 {
+		t.Errorf("card p95 %v ms outside its chart's p95s [%v, %v], or the card lacks refused/dependency errors/samples (%v)", p95, lo, hi, labels)
+	}
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		fail("screenshot", err)

@@ -70,7 +70,7 @@ func WithKeyName(ctx context.Context, name string) context.Context {
 func (s *Server) authenticated(h http.Handler, metadata string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(s.keys) == 0 {
-			h.ServeHTTP(w, r)
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), seesAllKey{}, true)))
 			return
 		}
 		given, err := bearer(r.Header.Get("Authorization"))
@@ -86,8 +86,34 @@ func (s *Server) authenticated(h http.Handler, metadata string) http.Handler {
 				message: "the API key in the Authorization header is not one of this server's keys"})
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(WithKeyName(r.Context(), name)))
+		ctx := WithKeyName(r.Context(), name)
+		if s.keys.approver(name) {
+			ctx = context.WithValue(ctx, seesAllKey{}, true)
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type seesAllKey struct{}
+
+// SeesAll reports whether the caller of ctx, a request that passed a
+// mounted route's authentication, may see every tool's figures (stats,
+// series, alerts, /metrics): an approver key (an operator, the dashboard),
+// or anyone in development mode. Other keys see their own tools only; a
+// public route's caller sees nothing of the kind.
+func SeesAll(ctx context.Context) bool {
+	all, _ := ctx.Value(seesAllKey{}).(bool)
+	return all
+}
+
+// approver reports whether the key named name is an approver.
+func (kr keyring) approver(name string) bool {
+	for _, k := range kr {
+		if k.name == name {
+			return k.approver
+		}
+	}
+	return false
 }
 
 // challenge is the WWW-Authenticate value of a 401: the realm, the OAuth
@@ -98,7 +124,9 @@ func challenge(r *http.Request, metadata, oauthError string) string {
 	if oauthError != "" {
 		c += `, error="` + oauthError + `"`
 	}
-	if metadata != "" {
+	if strings.HasPrefix(metadata, "http://") || strings.HasPrefix(metadata, "https://") {
+		c += `, resource_metadata="` + metadata + `"` // under the config's public_url
+	} else if metadata != "" {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"

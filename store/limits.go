@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 	"time"
 
@@ -180,9 +181,45 @@ func FreesAt(rows []Reservation, used, amount, limit int64, window time.Duration
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].At.Before(sorted[j].At) })
 	for _, r := range sorted {
 		used -= r.Amount
-		if used+amount <= limit {
+		if Fits(used, amount, limit) {
 			return r.At.Add(window)
 		}
 	}
 	return time.Time{}
+}
+
+// Fits reports whether a claim of amount fits under limit beside used:
+// used + amount <= limit, computed without overflow. A sum past the int64
+// range never fits (it is past every limit), so an amount of 2^63-1 beside
+// any use above 0 is refused instead of wrapping to a negative use.
+func Fits(used, amount, limit int64) bool {
+	sum, ok := AddChecked(used, amount)
+	if !ok {
+		return used < 0 // past the bottom of int64: under every limit
+	}
+	return sum <= limit
+}
+
+// AddChecked returns a + b and whether the sum is exact; when it is not, the
+// result is the wrapped sum, whose sign is the opposite of the true one.
+func AddChecked(a, b int64) (int64, bool) {
+	sum := a + b
+	if (a > 0 && b > 0 && sum < 0) || (a < 0 && b < 0 && sum >= 0) {
+		return sum, false
+	}
+	return sum, true
+}
+
+// AddSaturating returns a + b, held at the int64 bounds instead of
+// wrapping: the sums of quota use and of token counts.
+func AddSaturating(a, b int64) int64 {
+	sum, ok := AddChecked(a, b)
+	switch {
+	case ok:
+		return sum
+	case a > 0:
+		return math.MaxInt64
+	default:
+		return math.MinInt64
+	}
 }

@@ -83,6 +83,14 @@ type Compiled struct {
 	// ownerIDArgs are this tool's arguments that owner.args passes through
 	// unchanged ("args.order_id"): the object ids NotOwner names.
 	ownerIDArgs []string
+	// env compiles the tool's expressions: args typed from its schema.
+	env *expr.Env
+}
+
+// hasExpressions reports whether a tool has CEL expressions to compile
+// (most imported tools have none, and skip building a typed environment).
+func hasExpressions(t *config.Tool) bool {
+	return len(t.Rules) > 0 || len(t.State) > 0 || len(t.Quotas) > 0 || t.Owner != nil || t.Verify != nil
 }
 
 // Rule is one compiled rule.
@@ -147,7 +155,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			continue
 		}
 		if spec := c.Spec.Owner; spec != nil {
-			args, judge, ps := v.compileLookup(name, "owner", spec)
+			args, judge, ps := v.compileLookup(c, "owner", spec)
 			add(ps...)
 			c.OwnerArgs, c.OwnerExpect = args, judge
 			for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
@@ -157,11 +165,11 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			}
 		}
 		if spec := c.Spec.Verify; spec != nil {
-			args, judge, ps := v.compileLookup(name, "verify", spec)
+			args, judge, ps := v.compileLookup(c, "verify", spec)
 			add(ps...)
 			c.VerifyArgs, c.VerifyFound = args, judge
 			if spec.Result != "" {
-				prog, err := env.Compile(spec.Result)
+				prog, err := c.env.Compile(spec.Result)
 				if err != nil {
 					add(&Problem{Tool: name, Key: "verify.result", Why: err.Error()})
 				}
@@ -218,6 +226,19 @@ func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name s
 
 	// Dependency and request.
 	compileRequest(cfg, spec, c, knownArg, bad)
+
+	// Expressions see args typed from the input schema (an undeclared
+	// argument, a deny that is not a bool, a string compared with a number
+	// are problems here, not rule_errors at run time).
+	c.env = env
+	if args != nil && hasExpressions(spec) {
+		if typed, err := env.ForSchema(spec.InputSchema); err != nil {
+			bad("input_schema", "%v", err)
+		} else {
+			c.env = typed
+		}
+	}
+	env = c.env
 
 	// Rules.
 	for i, r := range spec.Rules {
@@ -345,7 +366,8 @@ func compileState(env *expr.Env, state map[string]string, bad func(key, format s
 }
 
 // compileLookup compiles an owner or verify block of tool name.
-func (v *Validator) compileLookup(name, block string, spec *config.Lookup) (map[string]*expr.Program, *expr.Program, []*Problem) {
+func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup) (map[string]*expr.Program, *expr.Program, []*Problem) {
+	name, env := c.Name, c.env
 	var problems []*Problem
 	bad := func(key, format string, a ...any) {
 		problems = append(problems, &Problem{name, block + key, fmt.Sprintf(format, a...)})
@@ -372,7 +394,7 @@ func (v *Validator) compileLookup(name, block string, spec *config.Lookup) (map[
 
 	progs := make(map[string]*expr.Program, len(spec.Args))
 	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
-		p, err := v.env.Compile(spec.Args[k])
+		p, err := env.Compile(spec.Args[k])
 		if err != nil {
 			bad(".args."+k, "%v", err)
 			continue
@@ -405,7 +427,7 @@ func (v *Validator) compileLookup(name, block string, spec *config.Lookup) (map[
 	var judge *expr.Program
 	if strings.TrimSpace(judgeSrc) == "" {
 		bad(judgeKey, "is empty; write a CEL condition over result (the lookup's data), args and principal")
-	} else if p, err := v.env.CompileBool(judgeSrc); err != nil {
+	} else if p, err := env.CompileBool(judgeSrc); err != nil {
 		bad(judgeKey, "%v", err)
 	} else {
 		judge = p

@@ -17,13 +17,17 @@ type Problem struct {
 }
 
 // Error formats the problem as "tools.issue_refund.rules[0].deny: <why>".
-func (p *Problem) Error() string {
+func (p *Problem) Error() string { return p.Path() + ": " + p.Why }
+
+// Path is the problem's key path in the config:
+// tools.issue_refund.rules[0].deny, or auth.keys[0].tools[1].
+func (p *Problem) Path() string {
 	if p.Tool == "" && strings.HasPrefix(p.Key, "auth.") {
-		return p.Key + ": " + p.Why
+		return p.Key
 	}
 	path := "tools." + p.Tool
 	if p.Key != "" {
 		path += "." + p.Key
 	}
-	return path + ": " + p.Why
+	return path
 }

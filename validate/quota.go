@@ -47,9 +47,13 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 			bad(key+".key", "%v", err)
 			continue
 		}
+		if !t.Separated() {
+			bad(key+".key", "%q puts two placeholders side by side; separate them (such as {principal.id}:{args.order_id}) so that two different calls cannot make the same key", src)
+			continue
+		}
 		c.Key = t
 		if q.Amount != "" {
-			p, err := env.Compile(q.Amount)
+			p, err := env.CompileInt(q.Amount)
 			if err != nil {
 				bad(key+".amount", "%v", err)
 				continue
@@ -79,7 +83,7 @@ func (c *Checked) QuotaUses() ([]QuotaUse, error) {
 	}
 	out := make([]QuotaUse, 0, len(c.Tool.Quotas))
 	for _, q := range c.Tool.Quotas {
-		key, err := q.Key.Render(c.Vars)
+		key, err := q.Key.RenderEscaped(c.Vars)
 		if err != nil {
 			return nil, fmt.Errorf("quota %s: key %s: %w", q.Name, q.Key, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
@@ -27,23 +29,30 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 			err = fmt.Errorf("%w\n(toolgate check connects to the MCP servers to see what it would import; --offline checks the file alone)", err)
 		}
 	}
-	if err == nil && !cfg.ImportsPending() {
-		var env *expr.Env
-		if env, err = expr.NewEnv(); err == nil {
-			_, err = validate.Compile(cfg, env)
-		}
-	}
+	problems := checkProblems(cfg, err)
 	if imports != nil {
 		for _, r := range imports.Reports {
 			r.Write(e.stdout)
 		}
+		problems = append(problems, permissionWarnings(cfg)...)
 	}
-	if err != nil {
-		n := 1
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			n = len(j.Unwrap())
+	config.SortProblems(problems)
+	var errs, warnings []*config.Problem
+	for _, p := range problems {
+		if p.Warning {
+			warnings = append(warnings, p)
+		} else {
+			errs = append(errs, p)
 		}
-		fmt.Fprintf(e.stdout, "%s: %d problem(s):\n%v\n", *path, n, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(e.stdout, w)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(e.stdout, "%s: %d %s:\n", *path, len(errs), plural(len(errs), "problem"))
+		for _, p := range errs {
+			fmt.Fprintln(e.stdout, p)
+		}
 		return errors.New("the config has problems")
 	}
 	if cfg.ImportsPending() {
@@ -56,6 +65,86 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		printImports(e, imports)
 	}
 	return nil
+}
+
+// checkProblems lists every problem of the config in one run: those of
+// loading (YAML, unknown and duplicate keys, structure) in loadErr, then,
+// when the file could be decoded, those of compiling its tools (references,
+// schemas, CEL typed against each tool's input schema), each placed at its
+// line. A compile problem at a key that loading already faulted is left
+// out: it would say the same thing twice.
+func checkProblems(cfg *config.Config, loadErr error) []*config.Problem {
+	ps := configProblems(loadErr)
+	if cfg == nil || cfg.ImportsPending() {
+		return ps
+	}
+	env, err := expr.NewEnv()
+	if err == nil {
+		_, err = validate.Compile(cfg, env)
+	}
+	seen := map[string]bool{}
+	for _, p := range ps {
+		seen[p.Key] = true
+	}
+	for _, e := range unjoin(err) {
+		p := &config.Problem{Why: e.Error()}
+		var vp *validate.Problem
+		if errors.As(e, &vp) {
+			p.Key, p.Why = vp.Path(), vp.Why
+		}
+		if p.Key != "" && seen[p.Key] {
+			continue
+		}
+		cfg.Place(p)
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// configProblems unpacks a load error into its problems.
+func configProblems(err error) []*config.Problem {
+	var ps []*config.Problem
+	for _, e := range unjoin(err) {
+		var p *config.Problem
+		if !errors.As(e, &p) {
+			p = &config.Problem{Why: e.Error()}
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// unjoin lists the errors an errors.Join holds (err itself otherwise).
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// permissionWarnings warns, per dependency, about imported tools that are
+// writes with no permission: any key that sees them may call them.
+func permissionWarnings(cfg *config.Config) []*config.Problem {
+	open := map[string][]string{}
+	for _, name := range cfg.ToolNames() {
+		t := cfg.Tools[name]
+		if t != nil && t.Source != nil && t.Source.Dependency != "" && t.Effect == "write" && t.Permission == "" {
+			open[t.Source.Dependency] = append(open[t.Source.Dependency], name)
+		}
+	}
+	var ps []*config.Problem
+	for _, dep := range slices.Sorted(maps.Keys(open)) {
+		names := open[dep]
+		p := &config.Problem{Key: "dependencies." + dep + ".import", Warning: true,
+			Why: fmt.Sprintf("imported %s with no permission, which any key that sees %s may call: %s; give each a permission in a tools: entry (tools: {%s: {permission: ...}})",
+				plural(len(names), "write"), itThem(len(names)), joinNames(names), names[0])}
+		cfg.Place(p)
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // printImports says what each MCP server brings in: every tool with its
@@ -93,4 +182,11 @@ func joinNames(names []string) string {
 		out += ", " + n
 	}
 	return out
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }

@@ -38,7 +38,8 @@ func TestCheckReportsImports(t *testing.T) {
 		wants []string
 	}{
 		{"online", mcpImportConfig(t, srv.URL, ""), nil, 0,
-			[]string{"ok (8 tools", "fx: imports 8 of 8 tools:", "fx_echo (read)", "fx_pay (write)", "fx_toggle_extra (idempotent)"}},
+			[]string{"ok (8 tools", "fx: imports 8 of 8 tools:", "fx_echo (read)", "fx_pay (write)", "fx_toggle_extra (idempotent)",
+				"dependencies.fx.import: warning: imported write", "with no permission", "fx_pay"}},
 		{"an entry naming nothing", mcpImportConfig(t, srv.URL, "  fx_nothing: {effect: read}\n"), nil, 1,
 			[]string{"tools.fx_nothing: names no declared tool and no tool imported from fx"}},
 		{"offline", mcpImportConfig(t, "http://127.0.0.1:1/mcp", "  fx_nothing: {effect: read}\n"), []string{"--offline"}, 0,

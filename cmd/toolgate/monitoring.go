@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	nethttp "net/http"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -41,7 +44,7 @@ type monitoring struct {
 // exporter writes to stdout).
 func openMonitoring(ctx context.Context, cfg *config.Config, stdout io.Writer, log *slog.Logger) (*monitoring, error) {
 	m := &monitoring{owner: toolgate.DefaultOwner()}
-	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas})
+	m.metrics = metrics.New(metrics.Config{Breakers: m.breakers, Tools: cfg, Quotas: m.quotas, LiveTools: m.tools})
 	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{Owner: m.owner, Recover: true})
 	if err != nil {
 		return nil, err
@@ -75,14 +78,45 @@ func (m *monitoring) gatewayOptions(opts toolgate.Options) toolgate.Options {
 // attach lets the metrics and the stats read the open gateway.
 func (m *monitoring) attach(gw *toolgate.Gateway) { m.gw.Store(gw) }
 
-// routes are the monitoring's endpoints.
-func (m *monitoring) routes() []server.Mount {
-	return []server.Mount{
-		{Pattern: "GET /v1/stats", Handler: nethttp.HandlerFunc(m.agg.ServeStats)},
-		{Pattern: "GET /v1/stats/series", Handler: nethttp.HandlerFunc(m.agg.ServeSeries)},
-		{Pattern: "GET /v1/alerts", Handler: nethttp.HandlerFunc(m.agg.ServeAlerts)},
-		{Pattern: "GET /metrics", Handler: m.metrics.Handler(), Public: true},
+// routes are the monitoring's endpoints. The figures are scoped to the
+// caller's key (scoped); /metrics, which names every tool, is for approver
+// keys (and anyone in development mode), or is left to metrics_listen when
+// the config has one (withMetrics false).
+func (m *monitoring) routes(withMetrics bool) []server.Mount {
+	mounts := []server.Mount{
+		{Pattern: "GET /v1/stats", Handler: m.scoped(m.agg.ServeStats)},
+		{Pattern: "GET /v1/stats/series", Handler: m.scoped(m.agg.ServeSeries)},
+		{Pattern: "GET /v1/alerts", Handler: m.scoped(m.agg.ServeAlerts)},
 	}
+	if withMetrics {
+		mounts = append(mounts, server.Mount{Pattern: "GET /metrics", Handler: operatorsOnly(m.metrics.Handler())})
+	}
+	return mounts
+}
+
+// scoped serves h with the figures of the tools the caller's key may call
+// (its catalogue), or of every tool for an approver key (server.SeesAll).
+func (m *monitoring) scoped(h nethttp.HandlerFunc) nethttp.Handler {
+	return nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if gw := m.gw.Load(); gw != nil && !server.SeesAll(r.Context()) {
+			r = r.WithContext(stats.WithVisible(r.Context(), gw.Catalogue(server.KeyName(r.Context())).Has))
+		}
+		h(w, r)
+	})
+}
+
+// operatorsOnly answers 403 to a key that is not an approver: /metrics
+// names every tool and counts every key's calls.
+func operatorsOnly(h nethttp.Handler) nethttp.Handler {
+	return nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if !server.SeesAll(r.Context()) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(nethttp.StatusForbidden)
+			fmt.Fprintln(w, "/metrics counts every key's calls of every tool: it needs an approver key (auth.keys[].approver), or serve it on its own address with metrics_listen")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // reloaded gives the stats the reloaded config's read timeouts.
@@ -117,4 +151,30 @@ func (m *monitoring) tools() *config.Config {
 		return gw.Config()
 	}
 	return nil
+}
+
+// serveMetrics serves GET /metrics alone, without a key, on addr (the
+// config's metrics_listen) until stop is called.
+func (m *monitoring) serveMetrics(addr string, stderr io.Writer, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics_listen: %w", err)
+	}
+	mux := nethttp.NewServeMux()
+	mux.Handle("GET /metrics", m.metrics.Handler())
+	hs := &nethttp.Server{Handler: mux, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
+		ReadTimeout: 10 * time.Second, WriteTimeout: time.Minute, IdleTimeout: server.DefaultIdleTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, nethttp.ErrServerClosed) {
+			log.Error("metrics listener failed", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	fmt.Fprintf(stderr, "toolgate metrics on http://%s/metrics\n", ln.Addr())
+	return func() {
+		hs.Close()
+		<-done
+	}, nil
 }

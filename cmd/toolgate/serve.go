@@ -70,9 +70,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	mcp := openMCPEndpoint(ctx, gw, logger)
 	defer mcp.close()
 	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: *shutdown,
-		Mounts: slices.Concat(mon.routes(), dashboardRoutes(gw), mcp.routes())})
+		Mounts: slices.Concat(mon.routes(cfg.MetricsListen == ""), dashboardRoutes(gw), mcp.routes())})
 	if err != nil {
 		return err
+	}
+	if cfg.MetricsListen != "" {
+		stop, err := mon.serveMetrics(cfg.MetricsListen, e.stderr, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	addr := *listen

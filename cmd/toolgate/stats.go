@@ -70,7 +70,7 @@ func printStats(w io.Writer, rep *stats.Report, storeURL string) {
 		how = fmt.Sprintf("from the sketches: percentiles within %g%%", stats.RelativeAccuracy*100)
 	}
 	fmt.Fprintf(w, "Last %s, %s.\n\n", rep.Window, how)
-	table := [][]string{{"TOOL", "CALLS", "ERR%", "RETRY%", "P50", "P95", "P99", "TIMEOUT", "SUGGESTED", ""}}
+	table := [][]string{{"TOOL", "CALLS", "REFUSED", "DEP-ERR%", "RETRY%", "SAMPLES", "P50", "P95", "P99", "TIMEOUT", "SUGGESTED", ""}}
 	tools := make([]string, 0, len(rep.Tools))
 	for name := range rep.Tools {
 		tools = append(tools, name)
@@ -82,12 +82,19 @@ func printStats(w io.Writer, rep *stats.Report, storeURL string) {
 		if f.TimeoutMS > 0 {
 			timeout = formatMillis(float64(f.TimeoutMS))
 		}
-		table = append(table, []string{name, strconv.FormatInt(f.Calls, 10), pct(f.ErrorRate), pct(f.RetryRate),
-			formatMillis(f.P50MS), formatMillis(f.P95MS), formatMillis(f.P99MS), timeout,
-			formatMillis(float64(f.SuggestedTimeoutMS)), notes(f)})
+		suggested := f.SuggestedTimeoutNote
+		if suggested == "" {
+			suggested = formatMillis(float64(f.SuggestedTimeoutMS))
+		}
+		table = append(table, []string{name, strconv.FormatInt(f.Calls, 10), strconv.FormatInt(f.Refused, 10),
+			pct(f.DependencyErrorRate), pct(f.RetryRate), strconv.FormatInt(f.Samples, 10),
+			formatMillis(f.P50MS), formatMillis(f.P95MS), formatMillis(f.P99MS), timeout, suggested, notes(f)})
 	}
 	printTable(w, table)
-	fmt.Fprintln(w, "\nSUGGESTED is the observed p99 plus 50% headroom, rounded up.")
+	fmt.Fprintf(w, "\nREFUSED calls were answered by toolgate without calling the dependency; DEP-ERR%% is the share of the\n"+
+		"calls that reached the dependency (SAMPLES) that failed there. P50, P95 and P99 are by nearest rank\n"+
+		"over the SAMPLES. SUGGESTED is the observed p99 plus 50%% headroom, rounded up, once a tool has\n"+
+		"%d attempts.\n", stats.MinSuggestAttempts)
 }
 
 // printTable aligns columns: the first and last to the left, the numbers
@@ -124,29 +131,44 @@ func notes(f *stats.Figures) string {
 	if f.TimeoutPressure {
 		parts = append(parts, "!! p95 near timeout")
 	}
-	type count struct {
-		code types.Code
-		n    int64
-	}
 	var failures []count
 	for c, n := range f.Codes {
 		if c != types.CodeOK {
-			failures = append(failures, count{c, n})
+			failures = append(failures, count{c, n - f.RefusedCodes[c]})
 		}
 	}
-	slices.SortFunc(failures, func(a, b count) int {
+	var refusals []count
+	for c, n := range f.RefusedCodes {
+		refusals = append(refusals, count{c, n})
+	}
+	parts = append(parts, topCodes("", failures)...)
+	parts = append(parts, topCodes("refused ", refusals)...)
+	return strings.Join(parts, "  ")
+}
+
+// count is a number of calls with one code.
+type count struct {
+	code types.Code
+	n    int64
+}
+
+// topCodes names the two most frequent codes, after prefix.
+func topCodes(prefix string, counts []count) []string {
+	counts = slices.DeleteFunc(counts, func(c count) bool { return c.n <= 0 })
+	slices.SortFunc(counts, func(a, b count) int {
 		if a.n != b.n {
 			return int(b.n - a.n)
 		}
 		return strings.Compare(string(a.code), string(b.code))
 	})
-	for i, c := range failures {
+	var out []string
+	for i, c := range counts {
 		if i == 2 {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %d", c.code, c.n))
+		out = append(out, fmt.Sprintf("%s%s %d", prefix, c.code, c.n))
 	}
-	return strings.Join(parts, "  ")
+	return out
 }
 
 // pct writes a rate as a percentage with one decimal.

@@ -110,6 +110,60 @@ func TestStatsFromRows(t *testing.T) {
 	}
 }
 
+// TestStatsFourSamplesAndRefusals: issue 25's figures, through the
+// command: calls of 0, 0, 0 ms and 16 s show p95 and p99 of 16 s (the old
+// rank showed 0.1ms), no suggestion below 20 attempts, and the two
+// refusals neither pull the percentiles down nor count as the
+// dependency's errors.
+func TestStatsFourSamplesAndRefusals(t *testing.T) {
+	cfgPath, dbURL := statsSetup(t)
+	ctx := context.Background()
+	st, err := storeurl.Open(ctx, dbURL, storeurl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateRun(ctx, &types.Run{ID: "r1", State: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rows := []*types.Execution{statsRow("issue_refund", 1, now, 0, types.CodeOK), statsRow("issue_refund", 2, now, 0, types.CodeOK),
+		statsRow("issue_refund", 3, now, 0, types.CodeOK), statsRow("issue_refund", 4, now, 16_000, types.CodeOK)}
+	for i := range 2 {
+		r := statsRow("issue_refund", 5+i, now, 0.1, types.CodeInvalidArgument)
+		r.Attempts = 0
+		rows = append(rows, r)
+	}
+	for _, r := range rows {
+		if err := st.Commit(ctx, &store.Commit{Execution: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, errOut := runStatsCmd(t, "--config", cfgPath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Log("\n" + out)
+	lines := strings.Split(out, "\n")
+	var line string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "issue_refund") {
+			line = l
+		}
+	}
+	fields := strings.Fields(line)
+	// TOOL CALLS REFUSED DEP-ERR% RETRY% SAMPLES P50 P95 P99 TIMEOUT SUGGESTED...
+	if len(fields) < 11 || fields[1] != "6" || fields[2] != "2" || fields[3] != "0.0%" || fields[5] != "4" ||
+		fields[6] != "0" || fields[7] != "16s" || fields[8] != "16s" {
+		t.Errorf("issue_refund line %q: want 6 calls, 2 refused, 0.0%% dependency errors, 4 samples, p50 0, p95 and p99 16s", line)
+	}
+	for _, want := range []string{"not enough data yet (4 of 20 attempts)", "refused invalid_argument 2", "REFUSED", "DEP-ERR%", "SAMPLES"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
 func TestStatsFromFlushedBuckets(t *testing.T) {
 	cfgPath, dbURL := statsSetup(t)
 	ctx := context.Background()

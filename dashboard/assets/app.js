@@ -64,17 +64,20 @@
     const figs = el("div", { class: "figs" });
     const fig = (label, value) => figs.append(el("div", {}, el("b", { text: value }), label));
     fig("calls", String(f.calls));
-    fig("errors", pct(f.error_rate));
+    // Refusals (nothing sent) apart from the dependency's failures.
+    fig("refused", String(f.refused || 0));
+    fig("dependency errors", pct(f.dependency_error_rate));
     fig("retried", pct(f.retry_rate));
     fig("timeout", f.timeout_ms ? ms(f.timeout_ms) : "–");
     fig("p50", ms(f.p50_ms));
     fig("p95", ms(f.p95_ms));
     fig("p99", ms(f.p99_ms));
-    fig("suggested timeout", f.suggested_timeout_ms ? ms(f.suggested_timeout_ms) : "–");
+    fig("samples", String(f.samples || 0));
+    fig("suggested timeout", f.suggested_timeout_ms ? ms(f.suggested_timeout_ms) : (f.suggested_timeout_note || "–"));
     card.append(figs);
     const warn = pressureText(name, f);
     if (warn) card.append(el("p", { class: "pressure", role: "status", text: warn }));
-    card.append(el("div", { class: "chart", id: "chart-" + name, "aria-label": `${name}: p50, p95 and p99 latency against the timeout` }));
+    card.append(el("div", { class: "chart", id: "chart-" + name, "aria-label": `${name}: p50, p95 and p99 latency (nearest rank over the calls that reached the dependency, as the figures above) against the timeout` }));
     return card;
   }
 
@@ -96,7 +99,8 @@
     }
     // The two ends carry only the timeout, so its line spans the chart.
     const xs = [first, ...pts.map((p) => new Date(p.start).getTime() / 1000), last];
-    const pick = (f) => [null, ...pts.map((p) => p.calls ? p[f] : null), null];
+    // A step whose calls were all refused has no latency: no point, not 0 ms.
+    const pick = (f) => [null, ...pts.map((p) => p.samples ? p[f] : null), null];
     const series = [xs, pick("p50_ms"), pick("p95_ms"), pick("p99_ms"), xs.map(() => s.timeout_ms || null)];
     if (state.charts[name]) state.charts[name].destroy();
     host.replaceChildren();
@@ -134,7 +138,7 @@
     const body = $("#deps tbody");
     body.replaceChildren();
     const names = new Set([...Object.keys(deps || {}), ...breakers.map((b) => b.dependency)]);
-    if (names.size === 0) { body.append(el("tr", {}, el("td", { colspan: "5", class: "empty", text: "No dependency has been called yet." }))); return; }
+    if (names.size === 0) { body.append(el("tr", {}, el("td", { colspan: "6", class: "empty", text: "No dependency has been called yet." }))); return; }
     for (const n of [...names].sort()) {
       const f = (deps || {})[n] || {};
       const b = breakers.find((x) => x.dependency === n);
@@ -144,7 +148,8 @@
       body.append(el("tr", {}, el("td", { text: n }),
         el("td", {}, el("span", { class: "badge state-" + (b ? b.state : "closed"), text: breaker })),
         el("td", { class: "num", text: f.calls != null ? String(f.calls) : "0" }),
-        el("td", { class: "num", text: pct(f.error_rate) }), el("td", { class: "num", text: ms(f.p95_ms) })));
+        el("td", { class: "num", text: f.refused != null ? String(f.refused) : "0" }),
+        el("td", { class: "num", text: pct(f.dependency_error_rate) }), el("td", { class: "num", text: ms(f.p95_ms) })));
     }
   }
 

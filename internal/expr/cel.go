@@ -30,19 +30,30 @@ var variableNames = []string{"args", "principal", "state", "result", "run_id", "
 // double. An Env is safe for concurrent use.
 type Env struct {
 	cel *cel.Env
+	// args are the declared top-level arguments of an environment made by
+	// ForSchema (nil otherwise): an unknown one is named with them.
+	args []string
 }
 
 // NewEnv builds the environment.
-func NewEnv() (*Env, error) {
-	opts := []cel.EnvOption{
+func NewEnv() (*Env, error) { return newEnv(nil) }
+
+// newEnv builds an environment whose variables are dyn except those typed
+// gives a type to; extra options (a type provider) come first.
+func newEnv(typed map[string]*cel.Type, extra ...cel.EnvOption) (*Env, error) {
+	opts := append(extra,
 		cel.CustomTypeAdapter(adapter{}),
 		cel.CrossTypeNumericComparisons(true),
 		cel.OptionalTypes(),
 		ext.Strings(),
 		cel.ParserExpressionSizeLimit(MaxSourceLength),
-	}
+	)
 	for _, name := range variableNames {
-		opts = append(opts, cel.Variable(name, cel.DynType))
+		t := typed[name]
+		if t == nil {
+			t = cel.DynType
+		}
+		opts = append(opts, cel.Variable(name, t))
 	}
 	env, err := cel.NewEnv(opts...)
 	if err != nil {
@@ -90,7 +101,7 @@ func (e *Env) compile(src string) (*Program, *cel.Type, error) {
 	}
 	ast, iss := e.cel.Compile(src)
 	if iss != nil && iss.Err() != nil {
-		return nil, nil, errors.New(issuesText(iss))
+		return nil, nil, errors.New(e.argsHint(issuesText(iss)))
 	}
 	prg, err := e.cel.Program(ast,
 		cel.CostLimit(CostLimit),

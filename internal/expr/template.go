@@ -185,7 +185,38 @@ func (t *Template) Args() []string {
 // as its literal, null as "null", anything else as compact canonical JSON.
 // A placeholder with no value is an error naming it; an empty run_id,
 // call_id, tool or principal.id counts as no value.
-func (t *Template) Render(v *Vars) (string, error) {
+func (t *Template) Render(v *Vars) (string, error) { return t.render(v, "") }
+
+// RenderEscaped is Render for keys that must be injective (quota keys):
+// inside each value, '%' and every character of the template's literal
+// text are written as %XX, so "{principal.id}:{args.order_id}" renders
+// alice:ORD and 1 as "alice%3AORD:1", and alice and ORD:1 as
+// "alice:ORD%3A1". Placeholders must be separated by literal text (see
+// Separated) for the whole key to be injective.
+func (t *Template) RenderEscaped(v *Vars) (string, error) {
+	special := "%"
+	for _, p := range t.parts {
+		if p.ref == nil {
+			special += p.text
+		}
+	}
+	return t.render(v, special)
+}
+
+// Separated reports whether literal text stands between every two
+// placeholders ("{a}:{b}", not "{a}{b}").
+func (t *Template) Separated() bool {
+	for i := 1; i < len(t.parts); i++ {
+		if t.parts[i].ref != nil && t.parts[i-1].ref != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// render fills the placeholders; the characters of special in a value are
+// written as %XX.
+func (t *Template) render(v *Vars, special string) (string, error) {
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.ref == nil {
@@ -196,7 +227,19 @@ func (t *Template) Render(v *Vars) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("placeholder {%s} has no value", p.text)
 		}
-		writeValue(&b, val)
+		if special == "" {
+			writeValue(&b, val)
+			continue
+		}
+		var vb strings.Builder
+		writeValue(&vb, val)
+		for _, c := range []byte(vb.String()) {
+			if strings.IndexByte(special, c) >= 0 {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
 	}
 	return b.String(), nil
 }

@@ -147,3 +147,44 @@ func TestTemplatePlaceholders(t *testing.T) {
 		t.Errorf("Args() = %q, want %q", got, wantArgs)
 	}
 }
+
+// TestRenderEscapedIsInjective: a quota key's parts cannot run into each
+// other. Rendered plainly, alice:ORD with order 1 and alice with order ORD:1
+// make one key (and shared one counter); escaped, they make two.
+func TestRenderEscapedIsInjective(t *testing.T) {
+	tmpl, err := ParseTemplate("{principal.id}:{args.order_id}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id, order, want string
+	}{
+		{"alice:ORD", "1", "alice%3AORD:1"},
+		{"alice", "ORD:1", "alice:ORD%3A1"},
+		{"bob%3A", "2", "bob%253A:2"},
+		{"cust_42", "ORD-8", "cust_42:ORD-8"},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		got, err := tmpl.RenderEscaped(&Vars{Principal: &types.Principal{ID: tt.id}, Args: map[string]any{"order_id": tt.order}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%s + %s: got %q, want %q", tt.id, tt.order, got, tt.want)
+		}
+		if prev, ok := seen[got]; ok {
+			t.Errorf("%s + %s and %s render the same key %q", tt.id, tt.order, prev, got)
+		}
+		seen[got] = tt.id + " + " + tt.order
+	}
+	for src, want := range map[string]bool{"{a}:{b}": true, "{a}{b}": false, "k-{a}": true} {
+		tm, err := ParseTemplate(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tm.Separated() != want {
+			t.Errorf("%s: Separated() = %v, want %v", src, !want, want)
+		}
+	}
+}

@@ -192,10 +192,10 @@ func judgeQuotas(all []*judged) {
 			var used int64
 			for _, w := range windows[[2]string{u.Quota.Name, u.Key}] {
 				if w.at.After(at.Add(-u.Quota.Window)) {
-					used += w.amount
+					used = store.AddSaturating(used, w.amount)
 				}
 			}
-			if used+u.Amount > u.Quota.Limit {
+			if !store.Fits(used, u.Amount, u.Quota.Limit) {
 				j.now = Verdict{Code: types.CodeQuotaExceeded, Rule: "quota " + u.Quota.Name,
 					Message: fmt.Sprintf("Quota %s for %s: %d of %d used in the last %s; this call needs %d.",
 						u.Quota.Name, u.Key, used, u.Quota.Limit, u.Quota.Window, u.Amount)}

@@ -7,8 +7,8 @@
 //
 // The metrics:
 //
-//	toolgate_calls_total{tool,code}                 counter
-//	toolgate_call_duration_seconds{tool}            histogram, 5 ms to 60 s
+//	toolgate_calls_total{tool,code,class}           counter: class = ok | refused | dependency_error | replayed_error
+//	toolgate_call_duration_seconds{tool}            histogram, 5 ms to 60 s: calls that sent an attempt
 //	toolgate_attempts_total{tool,purpose}           counter: requests sent, purpose = call | owner | verify
 //	toolgate_retries_total{tool}                    counter
 //	toolgate_replays_total{tool}                    counter
@@ -25,10 +25,20 @@
 // tool and purpose="owner" or "verify", a tool's own attempts with
 // purpose="call".
 //
+// The class of toolgate_calls_total splits the failures (monitor.ClassOf):
+// class="refused" are the calls toolgate answered without sending anything
+// (validation, permission, rule, approval, quota, unknown tool, an open
+// breaker), class="dependency_error" those that reached the dependency and
+// failed there. A refusal is not observed in
+// toolgate_call_duration_seconds either: it took no time at the
+// dependency, and counting it would pull the latency quantiles down.
+//
 // With Config.Tools, every counter has a series per configured tool from
 // the start, at zero (calls with code="ok"; attempts with purpose="call",
 // and "owner"/"verify" for the tools used as lookups), so that an alert on
-// a rate sees 0 rather than nothing.
+// a rate sees 0 rather than nothing. With Config.LiveTools, so have the
+// tools imported from MCP servers and OpenAPI documents, declared at each
+// scrape as they come and go.
 //
 // Calls of tools that do not exist (code unknown_tool) are counted under
 // tool="(unknown tool)", so that a model inventing names cannot grow the
@@ -66,12 +76,17 @@ type Config struct {
 	// Quotas returns the quota keys' use, read at each scrape. Optional:
 	// without it the quota gauges have no series.
 	Quotas func() []QuotaUse
+	// LiveTools returns the gateway's current tools, imported ones
+	// included, read at each scrape to give them their zero series.
+	// Optional; it may return nil.
+	LiveTools func() *config.Config
 }
 
 // Metrics holds toolgate's collectors on their own registry. It is a
 // monitor.Sink and safe for concurrent use.
 type Metrics struct {
-	registry *prometheus.Registry
+	registry  *prometheus.Registry
+	liveTools func() *config.Config
 
 	calls         *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
@@ -101,11 +116,13 @@ func New(cfg Config) *Metrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
 	m := &Metrics{
-		registry: prometheus.NewRegistry(),
-		calls:    counter("toolgate_calls_total", "Tool calls, by tool and outcome code (ok for successes).", "tool", "code"),
+		registry:  prometheus.NewRegistry(),
+		liveTools: cfg.LiveTools,
+		calls: counter("toolgate_calls_total", "Tool calls, by tool, outcome code (ok for successes) and class: ok, refused (by toolgate, nothing sent), dependency_error (failed at the dependency) or replayed_error.",
+			"tool", "code", "class"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolgate_call_duration_seconds",
-			Help:    "Time from a call's admission to its committed result, every attempt and backoff included.",
+			Help:    "Time from a call's admission to its committed result, every attempt and backoff included, for the calls that sent at least one attempt.",
 			Buckets: CallBuckets,
 		}, []string{"tool"}),
 		attempts: counter("toolgate_attempts_total", "Requests sent to dependencies: a tool's attempts (purpose call) and its ownership and verify lookups (purpose owner, verify, under the lookup tool).", "tool", "purpose"),
@@ -139,8 +156,18 @@ func New(cfg Config) *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
 // Handler serves the registry in the Prometheus text format (GET /metrics).
+// With Config.LiveTools, the current tools get their zero series first.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	h := promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	if m.liveTools == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg := m.liveTools(); cfg != nil {
+			m.Declare(cfg)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Record counts one committed execution row. It implements monitor.Sink.
@@ -149,8 +176,10 @@ func (m *Metrics) Record(row *types.Execution) {
 	if row.Code == types.CodeUnknownTool || tool == "" {
 		tool = UnknownTool
 	}
-	m.calls.WithLabelValues(tool, string(row.Code)).Inc()
-	m.duration.WithLabelValues(tool).Observe(max(row.LatencyMS, 0) / 1000)
+	m.calls.WithLabelValues(tool, string(row.Code), string(monitor.ClassOf(row))).Inc()
+	if row.Attempts > 0 {
+		m.duration.WithLabelValues(tool).Observe(max(row.LatencyMS, 0) / 1000)
+	}
 	if row.Retries > 0 {
 		m.retries.WithLabelValues(tool).Add(float64(row.Retries))
 	}
@@ -169,14 +198,14 @@ func (m *Metrics) RecordAttempt(tool string, purpose monitor.Purpose) {
 }
 
 // Declare makes the zero series of cfg's tools: per tool, calls with
-// code="ok", attempts with purpose="call", retries, replays and unknown
+// code="ok" (class="ok"), attempts with purpose="call", retries, replays and unknown
 // outcomes; attempts with purpose="owner" or "verify" for each tool used as
 // such a lookup; and calls of unknown tools. Series already counting keep
 // their values. Call it again with a new config to add its tools.
 func (m *Metrics) Declare(cfg *config.Config) {
-	m.calls.WithLabelValues(UnknownTool, string(types.CodeUnknownTool))
+	m.calls.WithLabelValues(UnknownTool, string(types.CodeUnknownTool), string(monitor.ClassRefused))
 	for name, spec := range cfg.Tools {
-		m.calls.WithLabelValues(name, string(types.CodeOK))
+		m.calls.WithLabelValues(name, string(types.CodeOK), string(monitor.ClassOK))
 		m.attempts.WithLabelValues(name, string(monitor.PurposeCall))
 		m.retries.WithLabelValues(name)
 		m.replays.WithLabelValues(name)

@@ -53,6 +53,7 @@ func TestRecordCountsRows(t *testing.T) {
 		{Tool: "issue_refund", Code: types.CodeTimeoutUnknownOutcome, SideEffect: types.SideEffectUnknown, Attempts: 1, LatencyMS: 5004},
 		{Tool: "get_order", Code: types.CodeUpstreamError, Attempts: 4, Retries: 3, LatencyMS: 7000},
 		{Tool: "refund_everything", Code: types.CodeUnknownTool},
+		{Tool: "issue_refund", Code: types.CodeInvalidArgument, LatencyMS: 0.1}, // refused: no attempt
 	}
 	for i := range rows {
 		m.Record(&rows[i])
@@ -65,10 +66,12 @@ func TestRecordCountsRows(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"calls issue_refund ok", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "ok")), 3},
-		{"calls issue_refund timeout_unknown_outcome", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "timeout_unknown_outcome")), 1},
-		{"calls get_order upstream_error", testutil.ToFloat64(m.calls.WithLabelValues("get_order", "upstream_error")), 1},
-		{"calls of an unknown tool", testutil.ToFloat64(m.calls.WithLabelValues(UnknownTool, "unknown_tool")), 1},
+		{"calls issue_refund ok", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "ok", "ok")), 3},
+		{"calls issue_refund timeout_unknown_outcome", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "timeout_unknown_outcome", "dependency_error")), 1},
+		{"calls issue_refund invalid_argument", testutil.ToFloat64(m.calls.WithLabelValues("issue_refund", "invalid_argument", "refused")), 1},
+		{"calls get_order upstream_error", testutil.ToFloat64(m.calls.WithLabelValues("get_order", "upstream_error", "dependency_error")), 1},
+		{"calls of an unknown tool", testutil.ToFloat64(m.calls.WithLabelValues(UnknownTool, "unknown_tool", "refused")), 1},
+		{"duration series (the unknown tool sent nothing)", float64(testutil.CollectAndCount(m.duration)), 2},
 		{"attempts issue_refund", testutil.ToFloat64(m.attempts.WithLabelValues("issue_refund", "call")), 5},
 		{"retries issue_refund", testutil.ToFloat64(m.retries.WithLabelValues("issue_refund")), 2},
 		{"retries get_order", testutil.ToFloat64(m.retries.WithLabelValues("get_order")), 3},
@@ -80,11 +83,14 @@ func TestRecordCountsRows(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if n := testutil.CollectAndCount(m.calls); n != 4 {
-		t.Errorf("%d call series, want 4 (the invented tool name is not a label)", n)
+	if n := testutil.CollectAndCount(m.calls); n != 5 {
+		t.Errorf("%d call series, want 5 (the invented tool name is not a label)", n)
+	}
+	if n := histogramCount(t, m, "issue_refund"); n != 3 {
+		t.Errorf("issue_refund's duration histogram has %d samples, want 3: the replay and the refusal sent nothing", n)
 	}
 	want := `
-# HELP toolgate_call_duration_seconds Time from a call's admission to its committed result, every attempt and backoff included.
+# HELP toolgate_call_duration_seconds Time from a call's admission to its committed result, every attempt and backoff included, for the calls that sent at least one attempt.
 # TYPE toolgate_call_duration_seconds histogram
 toolgate_call_duration_seconds_bucket{tool="get_order",le="0.005"} 0
 toolgate_call_duration_seconds_bucket{tool="get_order",le="0.01"} 0
@@ -174,7 +180,7 @@ func TestHandlerServesTheTextFormat(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	for _, want := range []string{`toolgate_calls_total{code="ok",tool="get_order"} 1`, "go_goroutines", "process_cpu_seconds_total",
+	for _, want := range []string{`toolgate_calls_total{class="ok",code="ok",tool="get_order"} 1`, "go_goroutines", "process_cpu_seconds_total",
 		`toolgate_breaker_state{dependency="payments"} 2`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -216,4 +222,26 @@ func TestInstrumentStoreKeepsApprovals(t *testing.T) {
 	if _, ok := InstrumentStore(memory.New(), m).(store.ApprovalStore); !ok {
 		t.Fatal("an instrumented memory store lost its approvals")
 	}
+}
+
+// histogramCount is the sample count of a tool's call duration histogram.
+func histogramCount(t *testing.T, m *Metrics, tool string) uint64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "toolgate_call_duration_seconds" {
+			continue
+		}
+		for _, metric := range f.GetMetric() {
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "tool" && l.GetValue() == tool {
+					return metric.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
 }

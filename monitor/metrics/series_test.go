@@ -57,7 +57,7 @@ func TestEveryCounterHasASeriesPerToolFromTheStart(t *testing.T) {
 	var want []series
 	for name := range cfg.Tools {
 		want = append(want,
-			series{"toolgate_calls_total", []string{name, "ok"}},
+			series{"toolgate_calls_total", []string{name, "ok", "ok"}}, // tool, class, code
 			series{"toolgate_attempts_total", []string{name, "call"}},
 			series{"toolgate_retries_total", []string{name}},
 			series{"toolgate_replays_total", []string{name}},
@@ -67,7 +67,7 @@ func TestEveryCounterHasASeriesPerToolFromTheStart(t *testing.T) {
 	want = append(want,
 		series{"toolgate_attempts_total", []string{"get_order", "owner"}},
 		series{"toolgate_attempts_total", []string{"list_refunds", "verify"}},
-		series{"toolgate_calls_total", []string{UnknownTool, "unknown_tool"}},
+		series{"toolgate_calls_total", []string{UnknownTool, "refused", "unknown_tool"}},
 	)
 	have := gathered(t, m)
 	for _, s := range want {
@@ -127,17 +127,41 @@ func gathered(t *testing.T, m *Metrics) map[string]float64 {
 				continue
 			}
 			key := f.GetName()
-			// Labels come sorted by name: purpose before tool, code before tool.
-			labels := metric.GetLabel()
-			vals := make([]string, len(labels))
-			for i, l := range labels {
-				vals[i] = l.GetValue()
-			}
-			if len(vals) == 2 {
-				vals[0], vals[1] = vals[1], vals[0] // tool first
+			// Labels come sorted by name (class, code, purpose, tool): the
+			// tool goes first, the others keep their order.
+			var vals []string
+			for _, l := range metric.GetLabel() {
+				if l.GetName() == "tool" {
+					vals = append([]string{l.GetValue()}, vals...)
+				} else {
+					vals = append(vals, l.GetValue())
+				}
 			}
 			out[key+"|"+strings.Join(vals, "|")] = metric.GetCounter().GetValue()
 		}
 	}
 	return out
+}
+
+// TestImportedToolsHaveZeroSeries: the tools LiveTools returns (those
+// imported from MCP servers and OpenAPI documents) get their zero series
+// at the scrape, as configured tools do from the start (issue 27).
+func TestImportedToolsHaveZeroSeries(t *testing.T) {
+	cfg := refunds(t)
+	live := &config.Config{Tools: map[string]*config.Tool{"crm_find_customer": {}}}
+	m := New(Config{Tools: cfg, NoRuntime: true, LiveTools: func() *config.Config { return live }})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`toolgate_calls_total{class="ok",code="ok",tool="crm_find_customer"} 0`,
+		`toolgate_attempts_total{purpose="call",tool="crm_find_customer"} 0`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/toolgate/toolgate/monitor"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -35,14 +37,24 @@ type aggregate struct {
 	inputTokens  int64
 	outputTokens int64
 	codes        map[types.Code]int64
+	// samples are the calls with at least one attempt: the latencies.
+	samples   int64
+	refused   int64 // monitor.ClassRefused
+	depErrors int64 // monitor.ClassDependencyError
+	// refusedCodes counts the refusals by code.
+	refusedCodes map[types.Code]int64
 	latency      *sketch // milliseconds; nil when rows are kept instead
 
 	names []string // interned dependency and code names (mergeEncoded)
 }
 
 func newAggregate() *aggregate {
-	return &aggregate{codes: map[types.Code]int64{}, latency: newSketch()}
+	return &aggregate{codes: map[types.Code]int64{}, refusedCodes: map[types.Code]int64{}, latency: newSketch()}
 }
+
+// sample reports whether a row's latency is a sample: a call that sent at
+// least one attempt. A refusal or a replay took no time at the dependency.
+func sample(row *types.Execution) bool { return row.Attempts > 0 }
 
 // add counts one row.
 func (a *aggregate) add(row *types.Execution) {
@@ -58,9 +70,20 @@ func (a *aggregate) add(row *types.Execution) {
 	}
 	a.retries += int64(max(row.Retries, 0))
 	a.attempts += int64(max(row.Attempts, 0))
-	a.inputTokens += row.InputTokens
-	a.outputTokens += row.OutputTokens
+	a.inputTokens = store.AddSaturating(a.inputTokens, row.InputTokens)
+	a.outputTokens = store.AddSaturating(a.outputTokens, row.OutputTokens)
 	a.codes[row.Code]++
+	switch monitor.ClassOf(row) {
+	case monitor.ClassRefused:
+		a.refused++
+		a.refusedCodes[row.Code]++
+	case monitor.ClassDependencyError:
+		a.depErrors++
+	}
+	if !sample(row) {
+		return
+	}
+	a.samples++
 	if a.latency != nil {
 		a.latency.add(row.LatencyMS)
 	}
@@ -76,10 +99,16 @@ func (a *aggregate) addCounters(o *aggregate) {
 	a.retried += o.retried
 	a.retries += o.retries
 	a.attempts += o.attempts
-	a.inputTokens += o.inputTokens
-	a.outputTokens += o.outputTokens
+	a.inputTokens = store.AddSaturating(a.inputTokens, o.inputTokens)
+	a.outputTokens = store.AddSaturating(a.outputTokens, o.outputTokens)
 	for c, n := range o.codes {
 		a.codes[c] += n
+	}
+	a.samples += o.samples
+	a.refused += o.refused
+	a.depErrors += o.depErrors
+	for c, n := range o.refusedCodes {
+		a.refusedCodes[c] += n
 	}
 }
 
@@ -93,23 +122,29 @@ func (a *aggregate) merge(o *aggregate) {
 func (a *aggregate) clone() *aggregate {
 	c := *a
 	c.codes = maps.Clone(a.codes)
+	c.refusedCodes = maps.Clone(a.refusedCodes)
 	c.latency = a.latency.clone()
 	c.names = nil
 	return &c
 }
 
-// The encoding of a bucket's Data, version 1:
+// The encoding of a bucket's Data, version 2:
 //
-//	byte     version (1)
+//	byte     version (2)
 //	uvarint  calls, errors, retried, retries, attempts
 //	varint   input tokens, output tokens
 //	string   dependency                  (uvarint length, bytes)
 //	uvarint  number of codes, then per code: string code, uvarint count
+//	uvarint  samples, refused, dependency errors
+//	uvarint  number of refused codes, then per code: string code, uvarint count
 //	sketch   the latency sketch (sketch.encode), to the end
 //
-// The version also fixes the sketch's mapping (RelativeAccuracy): a change
-// of accuracy needs a new version.
-const encodingVersion = 1
+// Version 1 had neither the samples nor the refusals, and its sketch held
+// every call's latency: it is still read, its calls taken as samples and
+// its failures as the dependency's (what the figures said then). The
+// version also fixes the sketch's mapping (RelativeAccuracy): a change of
+// accuracy needs a new version.
+const encodingVersion = 2
 
 // encode appends the bucket encoding of a to b.
 func (a *aggregate) encode(b []byte) []byte {
@@ -120,12 +155,23 @@ func (a *aggregate) encode(b []byte) []byte {
 	b = binary.AppendVarint(b, a.inputTokens)
 	b = binary.AppendVarint(b, a.outputTokens)
 	b = appendString(b, a.dependency)
-	b = binary.AppendUvarint(b, uint64(len(a.codes)))
-	for _, c := range slices.Sorted(maps.Keys(a.codes)) {
-		b = appendString(b, string(c))
-		b = binary.AppendUvarint(b, uint64(a.codes[c]))
+	b = appendCodes(b, a.codes)
+	for _, n := range []int64{a.samples, a.refused, a.depErrors} {
+		b = binary.AppendUvarint(b, uint64(n))
 	}
+	b = appendCodes(b, a.refusedCodes)
 	return a.latency.encode(b)
+}
+
+// appendCodes appends counts by code: their number, then each code and
+// count in code order.
+func appendCodes(b []byte, codes map[types.Code]int64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(codes)))
+	for _, c := range slices.Sorted(maps.Keys(codes)) {
+		b = appendString(b, string(c))
+		b = binary.AppendUvarint(b, uint64(codes[c]))
+	}
+	return b
 }
 
 func appendString(b []byte, s string) []byte {
@@ -151,28 +197,26 @@ func decodeAggregate(data []byte) (*aggregate, error) {
 // dependency: names are compared as bytes and interned in a.names.
 func (a *aggregate) mergeEncoded(data []byte) error {
 	r := reader{b: data}
-	if v := r.byte(); v != encodingVersion {
+	v := r.byte()
+	if v != 1 && v != encodingVersion {
 		if r.err != nil {
 			return r.err
 		}
-		return fmt.Errorf("stats: bucket encoding version %d is not known (this toolgate reads %d)", v, encodingVersion)
+		return fmt.Errorf("stats: bucket encoding version %d is not known (this toolgate reads 1 and %d)", v, encodingVersion)
 	}
 	calls, errs, retried, retries, attempts := r.uint(), r.uint(), r.uint(), r.uint(), r.uint()
 	inputTokens, outputTokens := r.int(), r.int()
 	dependency := r.bytes()
-	n := r.uint()
-	if r.err == nil && n > int64(len(r.b)) {
-		return errCorrupt
-	}
-	codes := r.b // checked here, added below
-	for i := int64(0); i < n && r.err == nil; i++ {
-		r.bytes()
-		r.uint()
+	codes := r.codes() // checked here, added below
+	samples, refused, depErrors := calls, int64(0), errs
+	var refusedCodes []byte
+	if v >= 2 {
+		samples, refused, depErrors = r.uint(), r.uint(), r.uint()
+		refusedCodes = r.codes()
 	}
 	if r.err != nil {
 		return r.err
 	}
-	codes = codes[:len(codes)-len(r.b)]
 	if a.latency.mergeEncoded(&r); r.err != nil {
 		return r.err
 	}
@@ -184,13 +228,25 @@ func (a *aggregate) mergeEncoded(data []byte) error {
 	a.retried += retried
 	a.retries += retries
 	a.attempts += attempts
-	a.inputTokens += inputTokens
-	a.outputTokens += outputTokens
-	for r = (reader{b: codes}); len(r.b) != 0; {
-		c := r.bytes()
-		a.codes[types.Code(a.intern(c))] += r.uint()
+	a.inputTokens = store.AddSaturating(a.inputTokens, inputTokens)
+	a.outputTokens = store.AddSaturating(a.outputTokens, outputTokens)
+	a.samples += samples
+	a.refused += refused
+	a.depErrors += depErrors
+	a.addCodes(a.codes, codes)
+	if a.refusedCodes == nil {
+		a.refusedCodes = map[types.Code]int64{}
 	}
+	a.addCodes(a.refusedCodes, refusedCodes)
 	return nil
+}
+
+// addCodes adds counts by code that reader.codes checked.
+func (a *aggregate) addCodes(into map[types.Code]int64, codes []byte) {
+	for r := (reader{b: codes}); len(r.b) != 0; {
+		c := r.bytes()
+		into[types.Code(a.intern(c))] += r.uint()
+	}
 }
 
 // intern returns b as a string, the same string for the same bytes, so that
@@ -253,6 +309,24 @@ func (r *reader) int() int64 {
 	}
 	r.b = r.b[n:]
 	return v
+}
+
+// codes checks counts by code (appendCodes) and returns their bytes
+// after the number (for aggregate.addCodes), part of the input.
+func (r *reader) codes() []byte {
+	n := r.uint()
+	if r.err == nil && n > int64(len(r.b)) {
+		r.fail()
+	}
+	start := r.b
+	for i := int64(0); i < n && r.err == nil; i++ {
+		r.bytes()
+		r.uint()
+	}
+	if r.err != nil {
+		return nil
+	}
+	return start[:len(start)-len(r.b)]
 }
 
 // bytes reads a string; the result is part of the input.

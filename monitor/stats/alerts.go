@@ -81,6 +81,7 @@ func (a *Aggregator) Alerts(ctx context.Context) ([]Alert, error) {
 			out = append(out, al)
 		}
 	}
+	out = a.visibleAlerts(ctx, out)
 	slices.SortFunc(out, func(x, y Alert) int {
 		return cmp.Or(cmp.Compare(slices.Index(kindOrder, x.Kind), slices.Index(kindOrder, y.Kind)),
 			strings.Compare(x.Dependency, y.Dependency), strings.Compare(x.Tool, y.Tool))
@@ -186,14 +187,14 @@ func (a *Aggregator) pressureAlert(tool string, buckets []timedAggregate, now ti
 	}
 	hour := a.sum(buckets, now.Add(-PressureWindow), now.Add(a.cfg.Width))
 	p95 := hour.latency.quantile(0.95)
-	if hour.calls < AlertMinCalls || !Pressure(p95, timeout) {
+	if hour.samples < AlertMinCalls || !Pressure(p95, timeout) {
 		return Alert{}, false
 	}
 	timeoutMS := float64(timeout.Milliseconds())
 	var since time.Time
 	first := a.bucketStart(now.Add(-PressureWindow))
 	for _, b := range buckets {
-		if b.start.Before(first) || b.agg.calls == 0 {
+		if b.start.Before(first) || b.agg.samples == 0 {
 			continue
 		}
 		if since.IsZero() {
@@ -309,4 +310,34 @@ func formatMS(ms float64) string {
 		return strconv.FormatFloat(math.Round(s*10)/10, 'f', -1, 64) + " s"
 	}
 	return strconv.FormatFloat(math.Round(s), 'f', -1, 64) + " s"
+}
+
+// visibleAlerts keeps the alerts ctx's caller may see (WithVisible): those
+// of its tools, and those of a dependency one of its tools uses.
+func (a *Aggregator) visibleAlerts(ctx context.Context, alerts []Alert) []Alert {
+	if ctx.Value(visibleKey{}) == nil {
+		return alerts
+	}
+	visible := visibleIn(ctx)
+	uses := func(dep string) bool {
+		cfg := a.tools.Load()
+		if a.cfg.LiveTools != nil {
+			cfg = cmp.Or(a.cfg.LiveTools(), cfg)
+		}
+		if cfg == nil {
+			return false
+		}
+		for name, t := range cfg.Tools {
+			if t != nil && t.Dependency == dep && visible(name) {
+				return true
+			}
+		}
+		return false
+	}
+	return slices.DeleteFunc(alerts, func(al Alert) bool {
+		if al.Tool != "" {
+			return !visible(al.Tool)
+		}
+		return !uses(al.Dependency)
+	})
 }

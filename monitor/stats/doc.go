@@ -24,8 +24,21 @@
 // themselves (store.ListExecutions) and the percentiles are exact; the
 // report's source is then "rows". Otherwise they come from the merged
 // sketches and the source is "sketch". A percentile q of n latencies is, in
-// both cases, the value at rank floor(q·(n−1)) of the sorted latencies
-// (within the sketch's accuracy for "sketch").
+// both cases, the nearest rank: the ceil(q·n)-th smallest latency (within
+// the sketch's accuracy for "sketch"), which never puts p99 below a sample
+// in the slowest 1% (NearestRank; the report names it in
+// percentile_method).
+//
+// # Samples, refusals and dependency errors
+//
+// The latencies are those of the calls that sent at least one attempt
+// (samples): a call toolgate refused before sending anything (validation,
+// permission, rule, approval, quota, unknown tool, an open breaker) took no
+// time at the dependency, so it is not a sample, and its failure is counted
+// in refused and refused_codes, not in dependency_errors
+// (monitor.ClassOf). A timeout is suggested only from MinSuggestAttempts
+// (20) attempts on; before that the figures say "not enough data yet".
+// Token totals saturate at 2^63-1 instead of wrapping.
 //
 // # The sketch
 //
@@ -56,7 +69,9 @@
 // # Derived figures
 //
 // error_rate is the share of calls with ok=false (refusals included);
-// retry_rate is the share of calls that needed more than one attempt.
+// refused_rate the share refused by toolgate; dependency_error_rate the
+// share of the samples that failed at the dependency; retry_rate is the
+// share of calls that needed more than one attempt.
 // timeout_pressure is true when p95 >= 0.8 × the tool's read timeout.
 // suggested_timeout_ms is the observed p99 plus 50% headroom, rounded up
 // to the nearest 100 ms below 1 s, to the nearest 500 ms below 10 s, and

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -19,6 +20,20 @@ const (
 	SourceSketch Source = "sketch"
 )
 
+// The percentile methods a Report names.
+const (
+	// MethodRows: nearest-rank over the exact latencies of the calls that
+	// reached their dependency.
+	MethodRows = "nearest-rank"
+	// MethodSketch: nearest-rank over the merged sketches, each
+	// percentile within RelativeAccuracy of the true one.
+	MethodSketch = "nearest-rank (sketch, within 1%)"
+)
+
+// MinSuggestAttempts is how many attempts a tool needs before a timeout is
+// suggested from its latencies: below it the p99 says too little.
+const MinSuggestAttempts = 20
+
 // PressureRatio is how close p95 may come to the read timeout before
 // timeout_pressure is raised: p95 >= 0.8 × timeout.
 const PressureRatio = 0.8
@@ -31,10 +46,29 @@ const Headroom = 0.5
 type Figures struct {
 	// Calls counts every call: successes, failures, refusals and replays.
 	Calls int64 `json:"calls"`
-	// Errors counts the calls with ok=false.
+	// Errors counts the calls with ok=false: Refused plus
+	// DependencyErrors plus failures replayed from the ledger.
 	Errors int64 `json:"errors"`
 	// ErrorRate is Errors / Calls.
 	ErrorRate float64 `json:"error_rate"`
+	// Refused counts the calls toolgate answered without sending anything
+	// (validation, permission, rule, approval, quota, unknown tool, an
+	// open breaker). They are neither latency samples nor dependency
+	// errors.
+	Refused int64 `json:"refused"`
+	// RefusedRate is Refused / Calls.
+	RefusedRate float64 `json:"refused_rate"`
+	// RefusedCodes counts the refusals by code.
+	RefusedCodes map[types.Code]int64 `json:"refused_codes"`
+	// DependencyErrors counts the calls that reached the dependency (at
+	// least one attempt) and failed.
+	DependencyErrors int64 `json:"dependency_errors"`
+	// DependencyErrorRate is DependencyErrors / Samples: the share of the
+	// calls that reached the dependency that failed there.
+	DependencyErrorRate float64 `json:"dependency_error_rate"`
+	// Samples counts the calls that reached the dependency: the
+	// latencies the percentiles are taken over.
+	Samples int64 `json:"samples"`
 	// Retried counts the calls that took more than one attempt.
 	Retried int64 `json:"retried"`
 	// RetryRate is Retried / Calls.
@@ -53,8 +87,12 @@ type Figures struct {
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// TimeoutPressure is true when p95 >= 0.8 × TimeoutMS.
 	TimeoutPressure bool `json:"timeout_pressure"`
-	// SuggestedTimeoutMS is SuggestTimeout(P99MS); 0 without calls.
+	// SuggestedTimeoutMS is SuggestTimeout(P99MS); 0 below
+	// MinSuggestAttempts attempts.
 	SuggestedTimeoutMS int64 `json:"suggested_timeout_ms"`
+	// SuggestedTimeoutNote says why there is no suggestion: "not enough
+	// data yet (7 of 20 attempts)". Empty when there is one.
+	SuggestedTimeoutNote string `json:"suggested_timeout_note,omitempty"`
 	// Codes counts the calls by outcome code ("ok" for successes).
 	Codes map[types.Code]int64 `json:"codes"`
 	// InputTokens and OutputTokens are the model's token totals reported
@@ -73,18 +111,39 @@ func newFigures(a *aggregate, p50, p95, p99 float64, timeout time.Duration, src 
 		Calls: a.calls, Errors: a.errors, Retried: a.retried, Retries: a.retries, Attempts: a.attempts,
 		P50MS: roundMS(p50), P95MS: roundMS(p95), P99MS: roundMS(p99),
 		TimeoutMS: timeout.Milliseconds(), Codes: a.codes,
+		Refused: a.refused, RefusedCodes: a.refusedCodes, DependencyErrors: a.depErrors, Samples: a.samples,
 		InputTokens: a.inputTokens, OutputTokens: a.outputTokens, Source: src,
 	}
 	if f.Codes == nil {
 		f.Codes = map[types.Code]int64{}
 	}
+	if f.RefusedCodes == nil {
+		f.RefusedCodes = map[types.Code]int64{}
+	}
 	if a.calls > 0 {
 		f.ErrorRate = ratio(a.errors, a.calls)
 		f.RetryRate = ratio(a.retried, a.calls)
-		f.SuggestedTimeoutMS = SuggestTimeout(p99)
+		f.RefusedRate = ratio(a.refused, a.calls)
 	}
-	f.TimeoutPressure = Pressure(p95, timeout) && a.calls > 0
+	f.DependencyErrorRate = ratio(a.depErrors, a.samples)
+	f.SuggestedTimeoutMS, f.SuggestedTimeoutNote = suggestion(a.attempts, p99)
+	f.TimeoutPressure = Pressure(p95, timeout) && a.samples > 0
 	return f
+}
+
+// suggestion is the suggested timeout for a p99 over attempts, or why
+// there is none.
+func suggestion(attempts int64, p99MS float64) (int64, string) {
+	if attempts < MinSuggestAttempts {
+		return 0, NotEnoughData(attempts)
+	}
+	return SuggestTimeout(p99MS), ""
+}
+
+// NotEnoughData is the note in place of a suggested timeout before
+// MinSuggestAttempts attempts: "not enough data yet (7 of 20 attempts)".
+func NotEnoughData(attempts int64) string {
+	return fmt.Sprintf("not enough data yet (%d of %d attempts)", attempts, MinSuggestAttempts)
 }
 
 // ratio is n/d rounded to 4 decimals.

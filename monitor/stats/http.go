@@ -56,8 +56,12 @@ func (a *Aggregator) ServeSeries(w http.ResponseWriter, r *http.Request) {
 		a.writeQueryError(w, err)
 		return
 	}
+	var timeout time.Duration
+	if visibleIn(r.Context())(tool) {
+		timeout = a.readTimeout(tool) // a hidden tool's is not shown either
+	}
 	writeJSON(w, http.StatusOK, &SeriesResponse{Tool: tool, Window: FormatWindow(window),
-		Step: FormatWindow(a.Step(window)), TimeoutMS: a.readTimeout(tool).Milliseconds(), Points: points})
+		Step: FormatWindow(a.Step(window)), TimeoutMS: timeout.Milliseconds(), Points: points})
 }
 
 // AlertsResponse is the answer of GET /v1/alerts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,9 @@ type Report struct {
 	Since time.Time `json:"since"`
 	// Source is "rows" when the figures are exact, "sketch" otherwise.
 	Source Source `json:"source"`
+	// PercentileMethod names how the percentiles were computed
+	// (MethodRows or MethodSketch).
+	PercentileMethod string `json:"percentile_method"`
 	// Tools are the figures per tool name.
 	Tools map[string]*Figures `json:"tools"`
 	// Dependencies are the figures per dependency, over all its tools.
@@ -42,7 +46,11 @@ func (a *Aggregator) Query(ctx context.Context, window time.Duration) (*Report, 
 	since := now.Add(-window)
 	tools := map[string]*aggregate{}
 	var total int64
+	visible := visibleIn(ctx)
 	err := a.sources(ctx, a.bucketStart(since), func(s *source) {
+		if !visible(s.tool) {
+			return
+		}
 		acc := tools[s.tool]
 		if acc == nil {
 			acc = newAggregate()
@@ -61,7 +69,7 @@ func (a *Aggregator) Query(ctx context.Context, window time.Duration) (*Report, 
 			return nil, fmt.Errorf("stats: %w", err)
 		}
 		if len(rows) <= n {
-			return a.fromRows(rows, window, since), nil
+			return a.fromRows(rows, window, since, visible), nil
 		}
 	}
 	return a.fromSketches(tools, window, since), nil
@@ -94,7 +102,7 @@ func (a *Aggregator) sketchFigures(agg *aggregate, timeout time.Duration) *Figur
 }
 
 // fromRows builds an exact report from execution rows.
-func (a *Aggregator) fromRows(rows []types.Execution, window time.Duration, since time.Time) *Report {
+func (a *Aggregator) fromRows(rows []types.Execution, window time.Duration, since time.Time, visible func(string) bool) *Report {
 	r := newReport(window, since, SourceRows)
 	type exact struct {
 		agg       *aggregate
@@ -104,14 +112,19 @@ func (a *Aggregator) fromRows(rows []types.Execution, window time.Duration, sinc
 	add := func(m map[string]*exact, name string, row *types.Execution) {
 		e := m[name]
 		if e == nil {
-			e = &exact{agg: &aggregate{codes: map[types.Code]int64{}}}
+			e = &exact{agg: &aggregate{codes: map[types.Code]int64{}, refusedCodes: map[types.Code]int64{}}}
 			m[name] = e
 		}
 		e.agg.add(row)
-		e.latencies = append(e.latencies, max(row.LatencyMS, 0))
+		if sample(row) {
+			e.latencies = append(e.latencies, max(row.LatencyMS, 0))
+		}
 	}
 	for i := range rows {
 		row := &rows[i]
+		if !visible(toolOf(row)) {
+			continue
+		}
 		add(tools, toolOf(row), row)
 		if row.Dependency != "" {
 			add(deps, row.Dependency, row)
@@ -132,17 +145,36 @@ func (a *Aggregator) fromRows(rows []types.Execution, window time.Duration, sinc
 	return r
 }
 
-// exactQuantile is the value at rank floor(q·(n−1)) of sorted values, the
-// same definition the sketch follows.
+// exactQuantile is the value at the nearest rank of sorted values
+// (NearestRank), the same definition the sketch follows.
 func exactQuantile(sorted []float64, q float64) float64 {
 	if len(sorted) == 0 {
 		return 0
 	}
-	return sorted[int(q*float64(len(sorted)-1))]
+	return sorted[NearestRank(q, int64(len(sorted)))]
+}
+
+// NearestRank is the index, from 0, of the q-quantile of n sorted samples
+// by the nearest-rank method: the ceil(q·n)-th smallest sample. It never
+// puts a percentile below a sample in the top (1−q) share: with latencies
+// of 0, 0, 0 ms and 16 s, p95 and p99 are both 16 s (where the rank
+// floor(q·(n−1)) gave 0 ms).
+func NearestRank(q float64, n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	// Less a hair, so that float noise (0.95·20 = 19.000000000000004)
+	// does not move a whole rank up.
+	rank := int64(math.Ceil(q*float64(n) - 1e-9))
+	return min(max(rank, 1), n) - 1
 }
 
 func newReport(window time.Duration, since time.Time, src Source) *Report {
-	return &Report{Window: FormatWindow(window), Since: since.UTC(), Source: src,
+	method := MethodRows
+	if src == SourceSketch {
+		method = MethodSketch
+	}
+	return &Report{Window: FormatWindow(window), Since: since.UTC(), Source: src, PercentileMethod: method,
 		Tools: map[string]*Figures{}, Dependencies: map[string]*Figures{}}
 }
 

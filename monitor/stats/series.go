@@ -19,9 +19,15 @@ type Point struct {
 	Errors int64     `json:"errors"`
 	// ErrorRate is Errors / Calls.
 	ErrorRate float64 `json:"error_rate"`
-	P50MS     float64 `json:"p50_ms"`
-	P95MS     float64 `json:"p95_ms"`
-	P99MS     float64 `json:"p99_ms"`
+	// Refused and DependencyErrors split Errors as in Figures.
+	Refused          int64 `json:"refused"`
+	DependencyErrors int64 `json:"dependency_errors"`
+	// Samples are the calls that reached the dependency, whose latencies
+	// the percentiles are taken over (nearest rank, as in the report).
+	Samples int64   `json:"samples"`
+	P50MS   float64 `json:"p50_ms"`
+	P95MS   float64 `json:"p95_ms"`
+	P99MS   float64 `json:"p99_ms"`
 }
 
 // Step is the time one point of a series over window covers: the bucket
@@ -40,6 +46,9 @@ func (a *Aggregator) Step(window time.Duration) time.Duration {
 func (a *Aggregator) Series(ctx context.Context, tool string, window time.Duration) ([]Point, error) {
 	if err := checkWindow(window); err != nil {
 		return nil, err
+	}
+	if !visibleIn(ctx)(tool) {
+		return []Point{}, nil // as for a tool without calls
 	}
 	step := a.Step(window)
 	since := a.cfg.Clock.Now().Add(-window)
@@ -66,6 +75,7 @@ func (a *Aggregator) Series(ctx context.Context, tool string, window time.Durati
 		}
 		points = append(points, Point{
 			Start: time.Unix(0, at).UTC(), Calls: agg.calls, Errors: agg.errors, ErrorRate: ratio(agg.errors, agg.calls),
+			Refused: agg.refused, DependencyErrors: agg.depErrors, Samples: agg.samples,
 			P50MS: roundMS(agg.latency.quantile(0.5)), P95MS: roundMS(agg.latency.quantile(0.95)), P99MS: roundMS(agg.latency.quantile(0.99)),
 		})
 	}

@@ -128,13 +128,13 @@ func (s *sketch) clone() *sketch {
 	return &c
 }
 
-// quantile is the latency (ms) at rank floor(q·(count−1)), within
-// RelativeAccuracy; 0 for an empty sketch.
+// quantile is the latency (ms) at the nearest rank ceil(q·count) (see
+// NearestRank), within RelativeAccuracy; 0 for an empty sketch.
 func (s *sketch) quantile(q float64) float64 {
 	if s == nil || s.count == 0 {
 		return 0
 	}
-	rank := uint64(q * float64(s.count-1))
+	rank := uint64(NearestRank(q, int64(s.count)))
 	if rank < s.zero {
 		return 0
 	}

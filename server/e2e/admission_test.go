@@ -13,6 +13,7 @@ const admissionYAML = `store: sqlite:toolgate.db
 auth:
   keys:
     - {name: support-bot, key: ` + supportKey + `}
+    - {name: ops, key: ` + opsKey + `, approver: true}
 dependencies:
   payments: {base_url: "PROVIDER"}
 tools:
@@ -45,7 +46,7 @@ func TestServeAdmitsAWriteInOneDurableWrite(t *testing.T) {
 	if c := prov.Counts(); c.Refunds != 1 {
 		t.Fatalf("provider made %d refunds, want 1", c.Refunds)
 	}
-	a := srv.get("/metrics", "")
+	a := srv.get("/metrics", opsKey) // /metrics needs an approver key
 	if a.status != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %.300s", a.status, a.body)
 	}

@@ -11,11 +11,15 @@ import (
 
 const opsKey = "ops-person-key-0123456789"
 
+// scopedKey may call list_refunds alone: it sees that tool's figures only.
+const scopedKey = "reader-key-0123456789abc"
+
 const approvalsYAML = `store: sqlite:toolgate.db
 auth:
   keys:
     - {name: support-bot, key: ` + supportKey + `}
     - {name: ops, key: ` + opsKey + `, approver: true}
+    - {name: scoped, key: ` + scopedKey + `, tools: [list_refunds]}
 dependencies:
   payments: {base_url: "PROVIDER"}
 tools:
@@ -93,8 +97,15 @@ func TestApprovalsAndMonitoringEndpoints(t *testing.T) {
 		{"/", "", http.StatusOK, []string{"<title>toolgate</title>", "/assets/app.js"}},
 		{"/assets/app.js", "", http.StatusOK, []string{"/v1/stats"}},
 		{"/assets/vendor/uPlot.iife.min.js", "", http.StatusOK, []string{"uPlot"}},
-		{"/metrics", "", http.StatusOK, []string{`toolgate_calls_total{code="approval_required",tool="issue_refund"} 2`, "toolgate_breaker_state"}},
-		{"/v1/stats?window=1h", supportKey, http.StatusOK, []string{`"issue_refund"`, `"calls":5`, `"approval_required":2`, `"timeout_pressure"`}},
+		{"/metrics", opsKey, http.StatusOK, []string{`toolgate_calls_total{class="refused",code="approval_required",tool="issue_refund"} 2`, "toolgate_breaker_state"}},
+		// /metrics names every tool: no key, or an agent's key, is refused.
+		{"/metrics", "", http.StatusUnauthorized, nil},
+		{"/metrics", supportKey, http.StatusForbidden, []string{"approver key", "metrics_listen"}},
+		{"/v1/stats?window=1h", supportKey, http.StatusOK, []string{`"issue_refund"`, `"calls":5`, `"approval_required":2`, `"timeout_pressure"`,
+			`"refused":3`, `"dependency_errors":0`, `"percentile_method":"nearest-rank"`}},
+		// A key that may call list_refunds alone sees nothing of issue_refund.
+		{"/v1/stats?window=1h", scopedKey, http.StatusOK, []string{`"tools":{}`}},
+		{"/v1/stats/series?tool=issue_refund&window=1h", scopedKey, http.StatusOK, []string{`"points":[]`, `"timeout_ms":0`}},
 		{"/v1/stats?window=forever", supportKey, http.StatusBadRequest, []string{`"bad_request"`}},
 		{"/v1/stats/series?tool=issue_refund&window=1h", supportKey, http.StatusOK, []string{`"points"`, `"timeout_ms":10000`}},
 		{"/v1/alerts", supportKey, http.StatusOK, []string{`"alerts"`}},

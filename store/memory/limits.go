@@ -105,7 +105,7 @@ func (s *Store) QuotaUsage(ctx context.Context, now time.Time, windows map[strin
 			if !r.at.After(now.Add(-window)) {
 				continue
 			}
-			use.Used += r.amount
+			use.Used = store.AddSaturating(use.Used, r.amount)
 			use.Reservations++
 			if use.Oldest.IsZero() || r.at.Before(use.Oldest) {
 				use.Oldest = r.at
@@ -131,10 +131,10 @@ func (l *limits) check(claims []store.QuotaClaim, now time.Time) *store.QuotaDen
 		all := l.reservations[quotaKey{c.Quota, c.Key}]
 		for _, r := range all {
 			if r.at.After(now.Add(-c.Window)) {
-				used += r.amount
+				used = store.AddSaturating(used, r.amount)
 			}
 		}
-		if used+c.Amount > c.Limit {
+		if !store.Fits(used, c.Amount, c.Limit) {
 			var rows []store.Reservation
 			for _, r := range all {
 				if r.at.After(now.Add(-c.Window)) {

@@ -28,6 +28,8 @@ var limitCases = []testCase{
 	{"QuotaWindowSlides", testQuotaWindow},
 	{"QuotaRepeatReservesNothing", testQuotaRepeat},
 	{"QuotaKeysAreSeparate", testQuotaKeys},
+	{"QuotaNeverOverflows", testQuotaOverflow},
+	{"QuotaFreesNeverOverflows", testQuotaOverflowFrees},
 }
 
 func limiter(t *testing.T, s store.Store) store.Limiter {

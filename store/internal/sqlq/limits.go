@@ -18,11 +18,13 @@ WHERE quota = $1 AND at > $2 GROUP BY "key" ORDER BY "key"`
 	quotaUsedSQL = `SELECT COALESCE(SUM(amount), 0)::bigint FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3`
 	// quotaFreesSQL finds the oldest reservation whose expiry, with every
 	// older one's, leaves room for the claim: used - freed + amount <=
-	// limit. %s is the dialect's insertion order of reservations.
+	// limit, written used - freed <= limit - amount so that it cannot
+	// overflow (the caller asks only when amount <= limit, and freed <=
+	// used). %s is the dialect's insertion order of reservations.
 	quotaFreesSQL = `SELECT at FROM (
     SELECT at, SUM(amount) OVER (ORDER BY at, %s) AS freed
     FROM quota_reservations WHERE quota = $1 AND "key" = $2 AND at > $3
-) w WHERE $4::bigint - freed + $5::bigint <= $6::bigint ORDER BY at LIMIT 1`
+) w WHERE $4::bigint - freed <= $6::bigint - $5::bigint ORDER BY at LIMIT 1`
 )
 
 // SumRow runs query, one of CheckQuotas's sums, with args inside an
@@ -41,7 +43,7 @@ func (d *Dialect) CheckQuotas(claims []store.QuotaClaim, now time.Time, sum SumR
 		if err := sum(d.queries.quotaUsed, []any{c.Quota, c.Key, since}, &used); err != nil {
 			return nil, err
 		}
-		if used+c.Amount <= c.Limit {
+		if store.Fits(used, c.Amount, c.Limit) {
 			continue
 		}
 		denial := &store.QuotaDenial{Quota: c.Quota, Key: c.Key, Used: used, Limit: c.Limit, Amount: c.Amount}
