@@ -58,6 +58,11 @@ type Facts struct {
 	// DataDepth, when set, is how deep the answer's JSON was nested, past
 	// the limit: data carries it as a string (meta.omitted.depth).
 	DataDepth int
+	// Doubt, on a success, is why its answer may not be the whole effect:
+	// a write sent again under an operation key its dependency is said to
+	// honour, whose verify read shows another result. The advice is then
+	// escalate.
+	Doubt string
 }
 
 // Annotate fills in res.Observation and the advice fields of res.Meta.
@@ -72,6 +77,11 @@ func Annotate(res *types.Result, f *Facts) {
 		success(&b, res, f)
 	} else {
 		failure(&b, res, f)
+	}
+	if res.OK && f.Doubt != "" {
+		b.WriteString(" ")
+		b.WriteString(f.Doubt)
+		b.WriteString(" Do not repeat this call; escalate so that a person checks what was done.")
 	}
 	if f.Note != "" {
 		b.WriteString(" ")
@@ -90,6 +100,9 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	code := res.Code()
 	switch code {
 	case types.CodeOK:
+		if f.Doubt != "" {
+			return types.NextEscalate, 0, ""
+		}
 		return types.NextContinue, 0, ""
 	case types.CodeUnknownTool, types.CodeMissingArguments, types.CodeUnknownArguments,
 		types.CodeWrongType, types.CodeInvalidArgument:

@@ -25,6 +25,7 @@ type outcome struct {
 	retries  int
 	reason   string // why the retries stopped
 	fenced   bool   // stopped before an attempt: this process lost its liveness
+	resent   bool   // an attempt was sent again after one that may have acted
 }
 
 // request is what the attempts of one tool send, and what bounds them: the
@@ -110,6 +111,7 @@ func (p *Pipeline) attempts(ctx context.Context, cfg *live, r *request) outcome 
 			return out
 		}
 		releaseRetry = release
+		out.resent = out.resent || fail.Delivered
 		if err := p.clock.Sleep(ctx, wait); err != nil {
 			out.reason = "call deadline reached"
 			return out

@@ -140,6 +140,9 @@ func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	if out.resp != nil {
 		f.settle(types.OpCompleted)
 		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
+		if out.resent || f.resent {
+			p.checkResent(ctx, f, out.resp.Data)
+		}
 		res := envelope.OK(out.resp.Data, types.Meta{})
 		res.Content = out.resp.Content
 		return res

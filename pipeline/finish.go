@@ -94,7 +94,8 @@ func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessa
 		note = strings.TrimSpace(f.execNote + " " + note)
 	}
 	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
-		Verified: res.Meta.Verified && !res.Meta.Replayed} // settled by this call's verify read
+		Verified: res.Meta.Verified && !res.Meta.Replayed, // settled by this call's verify read
+		Doubt:    f.doubt}
 	if fail := f.failure; fail != nil {
 		facts.Status = fail.Status
 		if res.Code() == fail.Code {

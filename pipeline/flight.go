@@ -50,6 +50,8 @@ type flight struct {
 	failure   *execute.Failure // the last attempt's, when the call failed on it
 	dataDepth int              // an answer nested too deep, carried as text
 	execNote  string           // what the executor adds to the observation (execute.Response.Note)
+	resent    bool             // a repeat that re-sends an operation of unknown outcome
+	doubt     string           // why a re-sent write's answer may not be its only effect
 	settled   bool             // the commit settles the write's operation...
 	opStatus  types.OpStatus   // ...to this status ("" deletes it: nothing happened)
 

@@ -124,7 +124,9 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, true // another call claimed it: wait for its outcome
 	case f.keyHonoured():
 		// The dependency dedupes by our key: sending again is safe and is
-		// the way to learn the outcome.
+		// the way to learn the outcome (checked by the verify read, when
+		// there is one: see checkResent).
+		f.resent = true
 		return nil, false
 	}
 	return p.verifyUnknown(ctx, f, op), false

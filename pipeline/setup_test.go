@@ -38,6 +38,7 @@ type setupOpts struct {
 	handler    func(p *sim.Payments) http.Handler
 	principal  *toolgate.Principal
 	maxSteps   int64
+	logger     *slog.Logger // default: discard
 }
 
 // setup starts the simulated payments provider on 127.0.0.1 and a gateway
@@ -62,7 +63,11 @@ func setup(t *testing.T, o setupOpts) *bundle {
 		o.mutate(cfg)
 	}
 	clk := clock.NewFake(time.Date(2026, 11, 30, 11, 4, 2, 0, time.UTC))
-	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Clock: clk, Rand: clock.FixedRand(0.5), Logger: slog.New(slog.DiscardHandler)})
+	logger := o.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Clock: clk, Rand: clock.FixedRand(0.5), Logger: logger})
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
