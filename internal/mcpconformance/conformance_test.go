@@ -83,10 +83,10 @@ func TestConformance(t *testing.T) {
 }
 
 // gateway is toolgate's /mcp fronting the fixture at url: every fixture
-// tool imported, no keys (development mode on 127.0.0.1).
+// tool, resource and prompt imported, no keys (development mode on 127.0.0.1).
 func gateway(t *testing.T, url string) *mcpserver.HTTPHandler {
 	t.Helper()
-	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  fixture:\n    mcp: {url: "+strconv.Quote(url)+"}\n    import: {tools: [\"*\"]}\n"), "", nil)
+	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  fixture:\n    mcp: {url: "+strconv.Quote(url)+"}\n    import: {tools: [\"*\"], resources: [\"*\"], prompts: [\"*\"]}\n"), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
