@@ -251,5 +251,3 @@ func TestStderrCapped(t *testing.T) {
 		t.Errorf("no warning about the dropped stderr:\n%s", logs.String())
 	}
 }
-
-

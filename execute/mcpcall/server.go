@@ -45,7 +45,7 @@ type server struct {
 
 	refreshing bool // a refresh of the tools runs
 	again      bool // a notification came during it: refresh once more
-	wg        sync.WaitGroup
+	wg         sync.WaitGroup
 }
 
 func newServer(name string, m config.MCP, opts *Options) *server {
