@@ -11,7 +11,6 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-
 // methods are the operation keys of a path item, in the order tools are
 // made.
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
