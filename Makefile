@@ -9,7 +9,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test vet lint unit deps build demo bench fmt
+.PHONY: test vet lint unit deps build demo bench fmt snapshot
 
 test: deps lint vet unit
 
@@ -42,3 +42,11 @@ fmt:
 # make bench: every figure of BENCHMARKS.md, regenerated (about 4 minutes).
 bench:
 	GO=$(GO) bash scripts/with-postgres.sh $(GO) run ./cmd/toolgate-bench report
+
+# make snapshot: a local release into dist/, nothing published: archives for
+# linux and darwin (amd64, arm64) with checksums.txt, the .deb packages, and
+# the OCI images as archives (scripts/build-image.sh, with Podman).
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
+snapshot:
+	$(GO) run $(GORELEASER) release --snapshot --clean
+	bash scripts/build-image.sh dist

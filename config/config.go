@@ -38,6 +38,11 @@ const (
 type Config struct {
 	// Listen is the server's address. Default 127.0.0.1:8470.
 	Listen string `yaml:"listen" json:"listen"`
+	// PublicURL is the server's address as its clients reach it
+	// (https://tools.example.com, behind a proxy): the MCP endpoint's
+	// protected-resource metadata and its 401 answers name URLs under it.
+	// Default: the address the request was sent to (its Host header).
+	PublicURL string `yaml:"public_url" json:"public_url,omitempty"`
 	// Store is "sqlite:PATH" (relative to the config file's directory),
 	// "postgres://...", or "memory". Default sqlite:toolgate.db.
 	Store string `yaml:"store" json:"store"`

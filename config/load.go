@@ -111,6 +111,9 @@ func (c *Config) Normalize() error {
 	if c.Store == "" {
 		c.Store = DefaultStore
 	}
+	if why := checkPublicURL(c.PublicURL); why != "" {
+		bad("public_url", "%s", why)
+	}
 	c.normalizeStore(bad)
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = Duration(DefaultApprovalTTL)
@@ -153,9 +156,8 @@ func (c *Config) Normalize() error {
 		}
 	}
 	errs = append(errs, c.normalizeQuotas()...)
-	if len(c.Tools) == 0 && !c.HasImports() {
-		bad("tools", "no tools are declared")
-	}
+	// A config with no tools is valid: a packaged default config serves
+	// nothing until the operator adds tools, and reloads them in.
 	if c.Version == "" {
 		b, _ := json.Marshal(c)
 		sum := sha256.Sum256(b)
@@ -335,3 +337,20 @@ func (c *Config) dir() string {
 
 // ToolNames returns the tool names, sorted.
 func (c *Config) ToolNames() []string { return sortedKeys(c.Tools) }
+
+// checkPublicURL says what is wrong with a public_url ("" when nothing is):
+// it is an absolute http:// or https:// URL with a host and nothing after
+// its path, which is kept without its trailing slash.
+func checkPublicURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%q is not an absolute http:// or https:// URL (write it as clients reach the server, e.g. https://tools.example.com)", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Sprintf("%q has a user, a query or a fragment; give the scheme, host and path only", raw)
+	}
+	return ""
+}

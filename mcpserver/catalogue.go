@@ -89,7 +89,7 @@ func (s *server) serverFor(key string) *keyServer {
 		// changes what this key sees.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})}
-	ks.mcp.AddReceivingMiddleware(s.followView, s.unknownTools(ks))
+	ks.mcp.AddReceivingMiddleware(s.followView, s.unknownTools(ks), s.countSessions(key))
 	ks.sync(s.listed(key), s.callTool)
 	s.servers[key] = ks
 	return ks

@@ -79,13 +79,18 @@
 //     shows it. Its id is "mcp_" and a hash of the MCP session id on HTTP, or
 //     a random "mcp_..." id for a session without one (stdio).
 //
+// On HTTP, MCP 2026-07-28 has no sessions (Handler routes each request to
+// the SDK handler of its revision): a call that names no run goes to the
+// key's run StatelessRunID ("mcp_stateless"), one per key.
+//
 // A call may name its run instead, in the request's _meta:
 //
 //	{"name": "issue_refund", "arguments": {...},
 //	 "_meta": {"toolgate/run_id": "r1", "toolgate/call_id": "toolu_01",
 //	           "toolgate/usage": {"input_tokens": 812, "output_tokens": 64}}}
 //
-// toolgate/run_id names a run (Options.RunID, `toolgate mcp --run R`, sets a
+// toolgate/run_id names a run, or the caller's key's run scoped as the HTTP
+// API stores it ("KEY/ID"; another key's scope is refused). (Options.RunID, `toolgate mcp --run R`, sets a
 // default for calls that name none). A run that does not exist is created
 // for the caller's principal; one that belongs to another key is refused.
 // toolgate/call_id is the call's id (the model's tool_use id, when the host

@@ -33,12 +33,18 @@ type ResourceMetadata struct {
 }
 
 // ResourceMetadataHandler serves the metadata of the MCP endpoint at
-// endpointPath ("/mcp") of the server the request reached. It is public:
-// the metadata is what a client reads before it has a key.
-func ResourceMetadataHandler(endpointPath string) http.Handler {
+// endpointPath ("/mcp") under publicURL (the config's public_url), or, when
+// that is "", of the server the request reached (its Host header). It is
+// public: the metadata is what a client reads before it has a key.
+func ResourceMetadataHandler(publicURL, endpointPath string) http.Handler {
+	publicURL = strings.TrimSuffix(publicURL, "/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := publicURL
+		if base == "" {
+			base = origin(r)
+		}
 		md := ResourceMetadata{
-			Resource:               origin(r) + endpointPath,
+			Resource:               base + endpointPath,
 			AuthorizationServers:   []string{},
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           "toolgate",

@@ -21,7 +21,22 @@ import (
 // line.
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 
-func validRunID(id string) bool { return runIDPattern.MatchString(id) }
+// validRunID reports whether a run id in _meta is well formed: a run id, or
+// one scoped to a key ("KEY/ID", the stored form, as the HTTP paths accept
+// it). Whether the scope is the caller's key is runFor's business.
+func validRunID(id string) bool {
+	for part := range strings.SplitSeq(id, "/") {
+		if !runIDPattern.MatchString(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// StatelessRunID is the run of a key's stateless (2026-07-28) calls over
+// HTTP that name none in _meta (with no Options.RunID): one run per key,
+// stored like every run under the key's scope.
+const StatelessRunID = "mcp_stateless"
 
 // caller says who a call acts for: the key of its HTTP request, or the
 // local caller on transports without one.
@@ -43,15 +58,25 @@ func (s *server) caller(req *mcp.CallToolRequest) (caller, error) {
 }
 
 // runFor returns the run a call goes to, creating it on first use: the
-// call's own run id, else Options.RunID, else the session's. The run is
+// call's own run id, else Options.RunID, else the session's (on HTTP
+// without a session, the stateless revision: StatelessRunID). The run is
 // stored under an id scoped to the caller's key (types.ScopedRunID), as
 // the HTTP API does, so another key's run of the same id is another run
 // and its existence is not revealed; a run the key created before run ids
 // were scoped is found by its bare id.
 func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, named string) (*types.Run, error) {
 	id := named
+	if strings.Contains(id, "/") { // scoped: only to the caller's own key
+		if who.key == "" || !strings.HasPrefix(id, who.key+"/") || !runIDPattern.MatchString(id[len(who.key)+1:]) {
+			return nil, invalidParams("run %q cannot be used with this key: name one of its own runs in _meta %q (a run id, or %q), or leave it out", id, MetaRunID, who.key+"/ID")
+		}
+		id = id[len(who.key)+1:]
+	}
 	if id == "" {
 		id = s.opts.RunID
+	}
+	if id == "" && s.http && (ss == nil || ss.ID() == "") {
+		id = StatelessRunID
 	}
 	if id == "" {
 		id = s.sessionRun(ss)

@@ -52,6 +52,11 @@ type Options struct {
 	Version string
 	// SessionTimeout closes HTTP sessions idle this long. Default 30m.
 	SessionTimeout time.Duration
+	// MaxSessionsPerKey bounds the HTTP sessions one key holds open at a
+	// time: an initialize past it is answered 429. Default
+	// DefaultMaxSessionsPerKey. The stateless revision (2026-07-28) opens
+	// no sessions and is not bounded by it.
+	MaxSessionsPerKey int
 	// MaxBodyBytes bounds an HTTP request body. Default: the config's
 	// max_body_bytes, else 1 MiB.
 	MaxBodyBytes int64
@@ -75,6 +80,10 @@ type server struct {
 	keys  keyring
 	local caller // who calls when there is no bearer key (stdio)
 	impl  *mcp.Implementation
+	// http is set for Handler's server, where a session without an id is
+	// a stateless (2026-07-28) request; sessions counts its sessions.
+	http     bool
+	sessions *sessionCap
 
 	mu       sync.Mutex
 	anonRuns map[*mcp.ServerSession]string // runs of sessions without an id
@@ -106,15 +115,24 @@ func newServer(gw *toolgate.Gateway, opts Options) *server {
 type HTTPHandler struct {
 	s         *server
 	stopWatch func()
-	h         http.Handler
+	h         http.Handler // route, behind the key check
+	stateful  http.Handler // the SDK's handler of session-based revisions
+	stateless http.Handler // the SDK's handler of 2026-07-28
+	sessions  *sessionCap
+	maxBody   int64
+	timeout   time.Duration
 	closing   chan struct{}
 	once      sync.Once
 }
 
-// Handler serves MCP over streamable HTTP, to be mounted at /mcp. With keys
+// Handler serves MCP over streamable HTTP, to be mounted at /mcp: the
+// stateless revision 2026-07-28 (server/discover, no initialize, no
+// Mcp-Session-Id) and the session-based revisions (2025-11-25, 2025-06-18,
+// 2025-03-26) on the same URL, chosen per request (route). With keys
 // configured every request needs "Authorization: Bearer KEY" (401
 // otherwise); a session belongs to the key that opened it (403 for any
-// other), and its run acts for that key's principal. Call Close when the
+// other), and its run acts for that key's principal. A key holds at most
+// Options.MaxSessionsPerKey sessions (429 past it). Call Close when the
 // server shuts down.
 func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
 	s := newServer(gw, opts) // HTTP callers bring their key: Options.Key is not needed
@@ -128,14 +146,23 @@ func Handler(gw *toolgate.Gateway, opts Options) *HTTPHandler {
 			maxBody = config.DefaultMaxBodyBytes
 		}
 	}
-	var h http.Handler = mcp.NewStreamableHTTPHandler(s.forRequest, &mcp.StreamableHTTPOptions{
+	maxSessions := opts.MaxSessionsPerKey
+	if maxSessions <= 0 {
+		maxSessions = DefaultMaxSessionsPerKey
+	}
+	s.http, s.sessions = true, newSessionCap(maxSessions)
+	hh := &HTTPHandler{s: s, sessions: s.sessions, maxBody: maxBody, timeout: timeout, closing: make(chan struct{})}
+	hh.stateful = mcp.NewStreamableHTTPHandler(s.forRequest, &mcp.StreamableHTTPOptions{
 		Logger: s.log, SessionTimeout: timeout, MaxRequestBodyBytes: maxBody,
 	})
+	hh.stateless = mcp.NewStreamableHTTPHandler(s.forRequest, &mcp.StreamableHTTPOptions{
+		Logger: s.log, Stateless: true, MaxRequestBodyBytes: maxBody,
+	})
+	hh.h = http.HandlerFunc(hh.route)
 	if len(s.keys) > 0 {
 		// The token's UserID is the key name: the SDK binds each session to it.
-		h = auth.RequireBearerToken(s.keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+		hh.h = auth.RequireBearerToken(s.keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(hh.h)
 	}
-	hh := &HTTPHandler{s: s, h: h, closing: make(chan struct{})}
 	// An imported MCP server's new tool list reaches the sessions at once
 	// (a reload, at their next request: followView).
 	hh.stopWatch = gw.OnToolsChanged(func(*config.Config) { s.refresh() })

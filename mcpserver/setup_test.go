@@ -113,7 +113,8 @@ func httpEndpoint(t *testing.T, gw *toolgate.Gateway, opts mcpserver.Options) (*
 }
 
 // connectHTTP opens a client session to an HTTP endpoint with a bearer key
-// ("" sends none).
+// ("" sends none), at 2025-11-25: a session (stateless 2026-07-28 clients
+// are tested in stateless_test.go).
 func connectHTTP(t *testing.T, url, key string) *mcp.ClientSession {
 	t.Helper()
 	var rt http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
@@ -121,7 +122,7 @@ func connectHTTP(t *testing.T, url, key string) *mcp.ClientSession {
 	if key != "" {
 		rt = bearer{key: key, base: rt}
 	}
-	return connect(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}})
+	return connectAt(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, "2025-11-25")
 }
 
 // connectStdio starts `toolgate mcp --config path args...` and opens a
@@ -133,10 +134,14 @@ func connectStdio(t *testing.T, path string, args ...string) *mcp.ClientSession 
 	return connect(t, &mcp.CommandTransport{Command: cmd})
 }
 
-func connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+func connect(t *testing.T, tr mcp.Transport) *mcp.ClientSession { return connectAt(t, tr, "") }
+
+// connectAt opens a client session at a protocol revision ("": the SDK's
+// newest).
+func connectAt(t *testing.T, tr mcp.Transport, version string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), tr, nil)
+	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,7 +215,7 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		}
 	case types.CodeUnknownOutcome:
 		if f.VerifyWith != "" {
-			fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait about %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
+			fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
 		} else {
 			b.WriteString(" No verify read is configured for this tool, so toolgate will not send it again. Escalate to a person to check.")
 		}
@@ -319,10 +319,22 @@ func writePlural(b *strings.Builder, n int, word string) {
 	}
 }
 
+// seconds is a wait in human units: exact below a minute ("1 second",
+// "12 seconds"), then "about" a whole number of minutes, hours or days,
+// rounded up so that a model that waits that long is not early. The exact
+// wait is meta.retry_after_ms.
 func seconds(d time.Duration) string {
 	if d <= 0 {
 		d = time.Second
 	}
-	s := int((d + time.Second - 1) / time.Second)
-	return plural(s, "second")
+	ceil := func(unit time.Duration) int { return int((d + unit - 1) / unit) }
+	switch {
+	case d <= time.Minute:
+		return plural(ceil(time.Second), "second")
+	case d <= time.Hour:
+		return "about " + plural(ceil(time.Minute), "minute")
+	case d <= 48*time.Hour:
+		return "about " + plural(ceil(time.Hour), "hour")
+	}
+	return "about " + plural(ceil(24*time.Hour), "day")
 }

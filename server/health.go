@@ -5,13 +5,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/buildinfo"
 	"github.com/toolgate/toolgate/types"
 )
 
 // HealthTimeout bounds the store ping of GET /healthz.
 const HealthTimeout = 2 * time.Second
 
-// healthz is GET /healthz: 200 {"ok": true, "config_version": "..."} when
+// healthz is GET /healthz: 200 {"ok": true, "config_version": "...",
+// "version": "..."} when
 // the store answers, 503 otherwise. It needs no key.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
@@ -21,7 +23,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			message: "toolgate's store is not answering", cause: err})
 		return
 	}
-	writeJSON(w, http.StatusOK, health{OK: true, ConfigVersion: s.gw.Config().Version})
+	writeJSON(w, http.StatusOK, health{OK: true, ConfigVersion: s.gw.Config().Version, Version: buildinfo.Version()})
 }
 
 // health is the answer of GET /healthz.
@@ -29,4 +31,6 @@ type health struct {
 	OK bool `json:"ok"`
 	// ConfigVersion is the live config's version (GET /v1/config has more).
 	ConfigVersion string `json:"config_version"`
+	// Version is toolgate's own version (`toolgate version` has the rest).
+	Version string `json:"version"`
 }

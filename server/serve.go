@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 )
 
 // ErrInsecureListen is returned for a non-loopback address when no keys
@@ -85,9 +86,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		left := s.InFlight()
 		hs.Close()
 		<-served
-		return fmt.Errorf("shutdown: %d call(s) still running after %s; their operations are marked unknown at the next start and verified before anything is sent again", left, s.shutdown)
+		return fmt.Errorf("shutdown: %s still running after %s; their operations are marked unknown at the next start and verified before anything is sent again", callCount(left), s.shutdown)
 	}
 	<-served
 	s.log.Info("shut down cleanly")
 	return nil
+}
+
+// callCount is "1 call" or "N calls".
+func callCount(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return strconv.FormatInt(n, 10) + " calls"
 }

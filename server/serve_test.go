@@ -126,7 +126,7 @@ func TestServeShutdownDeadline(t *testing.T) {
 	recorded := b.logged("call")
 	cancel()
 	err := <-served
-	if err == nil || !strings.Contains(err.Error(), "1 call(s) still running") {
+	if err == nil || !strings.Contains(err.Error(), "1 call still running") {
 		t.Fatalf("Serve = %v", err)
 	}
 	close(b.release)

@@ -85,7 +85,9 @@ type Mount struct {
 	// ResourceMetadata, when set, is the path of the route's OAuth 2.0
 	// Protected Resource Metadata (RFC 9728): its 401 answers name that
 	// document (resource_metadata in WWW-Authenticate), so that clients
-	// such as MCP's read how to authenticate instead of guessing.
+	// such as MCP's read how to authenticate instead of guessing. An
+	// absolute URL (under the config's public_url) is named as it is; a
+	// path, under the address the request was sent to.
 	ResourceMetadata string
 }
 
@@ -158,6 +160,7 @@ func New(opts Options) (*Server, error) {
 	}
 	routes := []Mount{
 		{Pattern: "POST /v1/runs", Handler: http.HandlerFunc(s.createRun)},
+		{Pattern: "GET /v1/runs", Handler: http.HandlerFunc(s.listRuns)},
 		{Pattern: "POST /v1/runs/{run}/calls", Handler: http.HandlerFunc(s.postCall)},
 		{Pattern: "GET /v1/runs/{run}", Handler: http.HandlerFunc(s.getRun)},
 		{Pattern: "GET /v1/runs/{run}/replay", Handler: http.HandlerFunc(s.replay)},

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/store"
 )
 
@@ -21,30 +20,33 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 	comment := fs.String("comment", "", "why (shown to the model on a denial)")
 	status := fs.String("status", "pending", "with list: pending, approved, denied or all")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if len(args) == 0 {
-		return fmt.Errorf("%w: want list, approve ID or deny ID", errUsage)
-	}
-	verb, rest := args[0], args[1:]
-	id := ""
-	if verb == "approve" || verb == "deny" {
-		if len(rest) == 0 {
-			return fmt.Errorf("%w: %s needs an approval id", errUsage, verb)
-		}
-		id, rest = rest[0], rest[1:]
-	} else if verb != "list" {
-		if verb == "-h" || verb == "--help" {
-			return parse(fs, args)
-		}
-		return fmt.Errorf("%w: unknown verb %q (list, approve, deny)", errUsage, verb)
-	}
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
-	gw, err := toolgate.Open(ctx, toolgate.Options{ConfigPath: *path, StoreFromConfig: true, Logger: slog.New(slog.DiscardHandler)})
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}
-	defer gw.Close()
+	if len(pos) == 0 {
+		return fmt.Errorf("%w: want list, approve ID or deny ID", errUsage)
+	}
+	verb, id := pos[0], ""
+	switch {
+	case verb == "list" && len(pos) == 1:
+	case verb == "list":
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[1])
+	case verb == "approve" || verb == "deny":
+		if len(pos) != 2 {
+			return fmt.Errorf("%w: %s needs one approval id", errUsage, verb)
+		}
+		id = pos[1]
+	default:
+		return fmt.Errorf("%w: unknown verb %q (list, approve, deny)", errUsage, verb)
+	}
+	// Deciding and listing read and write the store only: no secret of
+	// the config is needed, and no operation is recovered.
+	gw, closeStore, err := openReadOnly(ctx, *path)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	if verb == "list" {
 		st := store.ApprovalStatus(*status)
 		if *status == "all" {
@@ -54,20 +56,7 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(e.stdout).Encode(map[string]any{"approvals": list})
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(e.stdout, "No %s approvals.\n", *status)
-			return nil
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tPRINCIPAL\tARGS\tASKED\tEXPIRES\tRULE")
-		for _, a := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Tool, a.PrincipalID, clip(string(a.Args), 50),
-				a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), a.Rule)
-		}
-		return tw.Flush()
+		return printApprovals(e, gw.Config(), list, *status, *asJSON)
 	}
 	if *by == "" {
 		return fmt.Errorf("%w: --by is required: a decision names who made it", errUsage)
@@ -89,4 +78,37 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 		a.ID, a.Status, a.By, a.Tool, clip(string(a.Args), 80), a.PrincipalID,
 		map[bool]string{true: "run, once", false: "be told it was denied"}[verb == "approve"])
 	return nil
+}
+
+// ruleText is the rule that asked for an approval, as the config writes
+// it (its deny expression), found by the tool and the rule's code; the
+// code when the config has no such rule any more.
+func ruleText(cfg *config.Config, a *store.Approval) string {
+	if t, ok := cfg.Tools[a.Tool]; ok {
+		for _, r := range t.Rules {
+			if r.Approval && r.Code == a.Rule {
+				return r.Deny
+			}
+		}
+	}
+	return a.Rule + " (no longer in the config)"
+}
+
+// printApprovals prints the approvals of approvals list, as a table or as
+// JSON.
+func printApprovals(e *env, cfg *config.Config, list []store.Approval, status string, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"approvals": list})
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(e.stdout, "No %s approvals.\n", status)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tPRINCIPAL\tARGS\tASKED\tEXPIRES\tRULE")
+	for _, a := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.Tool, a.PrincipalID, clip(string(a.Args), 50),
+			a.CreatedAt.Local().Format(time.DateTime), a.ExpiresAt.Local().Format(time.DateTime), ruleText(cfg, &a))
+	}
+	return tw.Flush()
 }

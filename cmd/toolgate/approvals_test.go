@@ -46,13 +46,15 @@ func TestApprovalsCommand(t *testing.T) {
 		code := run(ctx, &env{stdout: &out, stderr: &out}, args)
 		return code, out.String()
 	}
-	if code, out := cli("approvals", "list", "--config", cfgPath); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "800000") {
+	// The RULE column shows the rule as the config writes it, not its code.
+	if code, out := cli("approvals", "list", "--config", cfgPath); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "800000") ||
+		!strings.Contains(out, "args.amount_paise > 500000") {
 		t.Fatalf("list (exit %d):\n%s", code, out)
 	}
 	if code, _ := cli("approvals", "approve", id, "--config", cfgPath); code != 2 {
 		t.Errorf("approve without --by: exit %d, want 2", code)
 	}
-	if code, out := cli("approvals", "approve", id, "--config", cfgPath, "--by", "alice"); code != 0 || !strings.Contains(out, "approved by alice") {
+	if code, out := cli("approvals", "approve", "--config", cfgPath, "--by", "alice", id); code != 0 || !strings.Contains(out, "approved by alice") {
 		t.Fatalf("approve (exit %d): %s", code, out)
 	}
 	if code, out := cli("approvals", "deny", id, "--config", cfgPath, "--by", "bob"); code != 1 || !strings.Contains(out, "already") {

@@ -30,7 +30,7 @@ func runExecutions(ctx context.Context, e *env, args []string) error {
 	key := fs.String("key", "", "the auth.keys name whose runs to export: --run is then that key's run id (runs are stored under their key, as KEY/RUN, and rows show that stored id)")
 	pageSize := fs.Int("page-size", exportPageSize, "rows read from the store at a time")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,9 @@ func run(ctx context.Context, e *env, args []string) int {
 		}
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	cmd, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(e.stderr, "toolgate: unknown command %q\n\n", args[0])
@@ -99,13 +102,79 @@ func flags(e *env, name, synopsis, example string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags, mapping mistakes to errUsage.
+// parse parses flags before, between and after the positional arguments
+// (`approvals approve --by alice ID` and `approvals approve ID --by alice`
+// alike), mapping mistakes to errUsage. "--" ends the flags: what follows
+// it is positional even when it starts with "-". Afterwards fs.Args() is
+// the positional arguments, in order.
+//
+// The standard flag package stops at the first positional argument;
+// parsing again after each one is all it takes to accept flags anywhere,
+// so no flag library is needed.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		rest := fs.Args()
+		if endedAtDashes(fs, args[:len(args)-len(rest)]) {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	// Every flag is set: parsing "--" and the positional arguments only
+	// makes them fs.Args().
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// endedAtDashes reports whether the flags consumed ended with a "--" that
+// ended the flags, rather than one given as a flag's value (--comment --).
+func endedAtDashes(fs *flag.FlagSet, consumed []string) bool {
+	n := len(consumed)
+	if n == 0 || consumed[n-1] != "--" {
+		return false
+	}
+	if n == 1 {
+		return true
+	}
+	prev := consumed[n-2]
+	name := strings.TrimLeft(prev, "-")
+	if !strings.HasPrefix(prev, "-") || strings.Contains(name, "=") {
+		return true
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return true
+	}
+	b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+	return isBool && b.IsBoolFlag()
+}
+
+// positional parses flags anywhere (see parse) and returns the positional
+// arguments.
+func positional(fs *flag.FlagSet, args []string) ([]string, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	return fs.Args(), nil
+}
+
+// noPositional parses flags and refuses any positional argument, for
+// commands that take none.
+func noPositional(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
@@ -17,22 +18,29 @@ import (
 // key. When the serve context ends (shutdown) the sessions' standing
 // streams end, so the graceful shutdown waits only for calls in flight.
 type mcpEndpoint struct {
-	handler *mcpserver.HTTPHandler
-	stop    func() bool
+	handler   *mcpserver.HTTPHandler
+	stop      func() bool
+	publicURL string // the config's public_url, without a trailing slash
 }
 
 // openMCPEndpoint makes the endpoint, whose sessions close when ctx ends.
 func openMCPEndpoint(ctx context.Context, gw *toolgate.Gateway, log *slog.Logger) *mcpEndpoint {
 	h := mcpserver.Handler(gw, mcpserver.Options{Logger: log})
-	return &mcpEndpoint{handler: h, stop: context.AfterFunc(ctx, h.Close)}
+	return &mcpEndpoint{handler: h, stop: context.AfterFunc(ctx, h.Close),
+		publicURL: strings.TrimSuffix(gw.Config().PublicURL, "/")}
 }
 
 // routes are /mcp and the protected-resource metadata (RFC 9728) its 401
 // points to: bearer keys in the header, no OAuth authorization server.
+// Both name URLs under the config's public_url when it is set.
 func (m *mcpEndpoint) routes() []server.Mount {
-	md := mcpserver.ResourceMetadataHandler("/mcp")
+	md := mcpserver.ResourceMetadataHandler(m.publicURL, "/mcp")
+	metadata := mcpserver.ResourceMetadataPath + "/mcp"
+	if m.publicURL != "" {
+		metadata = m.publicURL + metadata
+	}
 	return []server.Mount{
-		{Pattern: "/mcp", Handler: m.handler, ResourceMetadata: mcpserver.ResourceMetadataPath + "/mcp"},
+		{Pattern: "/mcp", Handler: m.handler, ResourceMetadata: metadata},
 		{Pattern: "GET /.well-known/oauth-protected-resource/mcp", Handler: md, Public: true},
 		{Pattern: "GET /.well-known/oauth-protected-resource", Handler: md, Public: true}, // mcpserver.ResourceMetadataPath
 	}
@@ -55,7 +63,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	run := fs.String("run", "", "the run of every call that names none in its _meta (created on first use; default: a new run for the session)")
 	key := fs.String("key", "", "the auth.keys entry whose principal the runs act for (default: the only one; with no keys, the principal {\"id\": \"mcp\"})")
 	storeURL := fs.String("store", "", "the store, overriding the config's (memory, sqlite:PATH relative to the config file, postgres://...)")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	cfg, err := config.Load(*path)

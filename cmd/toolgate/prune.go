@@ -10,7 +10,7 @@ func runPrune(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "prune", "--config FILE --older-than DURATION", "toolgate prune --config toolgate.yaml --older-than 720h")
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	older := fs.Duration("older-than", 0, "delete records older than this (e.g. 720h for 30 days)")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	if *older <= 0 {

@@ -16,7 +16,7 @@ func runReconcile(ctx context.Context, e *env, args []string) error {
 	path := fs.String("config", "toolgate.yaml", "the config file")
 	asJSON := fs.Bool("json", false, "print the outcome of each operation as JSON")
 	limit := fs.Int("limit", 1000, "settle at most this many operations")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	gw, err := toolgate.Open(ctx, toolgate.Options{ConfigPath: *path, StoreFromConfig: true, Logger: slog.New(slog.DiscardHandler)})

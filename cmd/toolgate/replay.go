@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-
-	"github.com/toolgate/toolgate"
 )
 
 // replayReport is what `toolgate replay --json` prints.
@@ -19,11 +16,12 @@ type replayReport struct {
 }
 
 func runReplay(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "replay", "RUN [--config FILE] [--json]",
-		"toolgate replay run_8c1f --config toolgate.yaml\ntoolgate replay run_8c1f --json")
+	fs := flags(e, "replay", "RUN [--key NAME] [--config FILE] [--json]",
+		"toolgate replay p1 --config toolgate.yaml\ntoolgate replay p1 --key support-bot --json")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store holds the runs)")
+	key := fs.String("key", "", "the auth.keys name whose run RUN is (default: the one key with a run of that id)")
 	asJSON := fs.Bool("json", false, "print {run_id, state, stored_state, matches, steps} as JSON")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}
@@ -35,24 +33,21 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	rep, err := gw.Replay(ctx, pos[0])
-	if errors.Is(err, toolgate.ErrUnknownRun) {
-		return fmt.Errorf("no run %q in the store %s", pos[0], gw.Config().Store)
-	}
+	run, err := findRun(ctx, gw.Store(), pos[0], *key)
 	if err != nil {
 		return err
 	}
-	run, err := gw.GetRun(ctx, pos[0])
+	rep, err := gw.Replay(ctx, run.ID)
 	if err != nil {
 		return err
 	}
-	out := replayReport{RunID: run.ID, State: rep.State, StoredState: run.State, Matches: rep.Matches, Steps: rep.Steps}
+	out := replayReport{RunID: run.PublicID(), State: rep.State, StoredState: run.State, Matches: rep.Matches, Steps: rep.Steps}
 	if *asJSON {
 		if err := printJSON(e.stdout, out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "Run %s: state rebuilt from %d execution row(s):\n  %s\n", run.ID, rep.Steps, rep.State)
+		fmt.Fprintf(e.stdout, "Run %s: state rebuilt from %s:\n  %s\n", run.PublicID(), count(rep.Steps, "execution row", "execution rows"), rep.State)
 		if rep.Matches {
 			fmt.Fprintln(e.stdout, "It matches the stored state.")
 		} else {
@@ -60,7 +55,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if !rep.Matches {
-		return fmt.Errorf("run %s: the state rebuilt from the log does not match the stored state", run.ID)
+		return fmt.Errorf("run %s: the state rebuilt from the log does not match the stored state", run.PublicID())
 	}
 	return nil
 }

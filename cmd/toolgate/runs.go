@@ -2,45 +2,41 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/store"
 )
 
 func runRuns(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "runs", "show RUN [--config FILE] [--json] [--full]",
-		"toolgate runs show run_8c1f --config toolgate.yaml\ntoolgate runs show run_8c1f --json")
+	// "list" is the verb unless it is the value of the flag before it.
+	if i := slices.Index(args, "list"); i == 0 || i > 0 && (!strings.HasPrefix(args[i-1], "-") || strings.Contains(args[i-1], "=")) {
+		return runRunsList(ctx, e, slices.Delete(slices.Clone(args), i, i+1))
+	}
+	fs := flags(e, "runs", "show RUN [--key NAME] [--config FILE] [--json] [--full] | list [flags]",
+		"toolgate runs show p1 --config toolgate.yaml\ntoolgate runs show p1 --key support-bot --json\ntoolgate runs list --since 24h   (toolgate runs list --help: its flags)")
 	path := fs.String("config", "toolgate.yaml", "the config file (its store holds the runs)")
+	key := fs.String("key", "", "the auth.keys name whose run RUN is (default: the one key with a run of that id)")
 	asJSON := fs.Bool("json", false, "print the run document as JSON (as GET /v1/runs/RUN answers it)")
 	full := fs.Bool("full", false, "print whole observations, not their first 240 characters")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := positional(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 || pos[0] != "show" {
-		return fmt.Errorf("%w: want: runs show RUN", errUsage)
+		return fmt.Errorf("%w: want: runs show RUN, or runs list", errUsage)
 	}
 	gw, closeStore, err := openReadOnly(ctx, *path)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	run, err := gw.GetRun(ctx, pos[1])
-	if errors.Is(err, toolgate.ErrUnknownRun) {
-		return fmt.Errorf("no run %q in the store %s", pos[1], gw.Config().Store)
-	}
+	run, err := findRun(ctx, gw.Store(), pos[1], *key)
 	if err != nil {
 		return err
 	}
@@ -54,38 +50,6 @@ func runRuns(ctx context.Context, e *env, args []string) error {
 	}
 	printTimeline(e.stdout, doc, *full)
 	return nil
-}
-
-// openReadOnly opens the gateway of a config on its store without crash
-// recovery, so that it can run beside a server on the same SQLite file.
-// The returned func closes both.
-func openReadOnly(ctx context.Context, path string) (*toolgate.Gateway, func(), error) {
-	cfg, st, err := openConfigStore(ctx, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler), Offline: true})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return gw, func() { gw.Close(); st.Close() }, nil
-}
-
-// openConfigStore loads the config file at path and opens its store
-// without crash recovery (no operation is taken over or abandoned), so that
-// a command can read it beside a running server. The caller closes the
-// store.
-func openConfigStore(ctx context.Context, path string) (*config.Config, store.Store, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := storeurl.Open(ctx, cfg.Store, storeurl.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return cfg, st, nil
 }
 
 // printTimeline prints a run document for people:
@@ -161,21 +125,4 @@ func shorten(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "… (--full shows all)"
-}
-
-// parseInterspersed parses flags that come before, between or after the
-// positional arguments, and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

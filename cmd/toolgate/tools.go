@@ -25,7 +25,7 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cfg, err := config.Load(*path)
+	cfg, err := loadWithoutSecrets(*path)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/internal/whatif"
 )
@@ -18,16 +17,17 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 		"toolgate whatif --config toolgate.new.yaml --run run_8c1f\ntoolgate whatif --config toolgate.new.yaml --since 24h --json")
 	path := fs.String("config", "toolgate.yaml", "the config to judge the recorded calls under")
 	storeURL := fs.String("store", "", "the store holding the recorded calls (default: the config's store)")
-	runID := fs.String("run", "", "judge the calls of this run")
+	runID := fs.String("run", "", "judge the calls of this run (the id its key gave it)")
+	key := fs.String("key", "", "with --run: the auth.keys name whose run it is (default: the one key with a run of that id)")
 	since := fs.Duration("since", 0, "judge the calls of every run over this past period (e.g. 24h)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := parse(fs, args); err != nil {
+	if err := noPositional(fs, args); err != nil {
 		return err
 	}
 	if (*runID == "") == (*since == 0) {
 		return fmt.Errorf("%w: give exactly one of --run or --since", errUsage)
 	}
-	cfg, err := config.Load(*path)
+	cfg, err := loadWithoutSecrets(*path)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,14 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	scope := whatif.Scope{RunID: *runID}
+	scope := whatif.Scope{}
+	if *runID != "" {
+		run, err := findRun(ctx, st, *runID, *key)
+		if err != nil {
+			return err
+		}
+		scope.RunID = run.ID
+	}
 	if *since > 0 {
 		scope.Since = time.Now().Add(-*since)
 	}
@@ -62,7 +69,7 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "%d recorded call(s) judged under %s; %d would be judged differently.\n", rep.Judged, *path, len(rep.Changes))
+	fmt.Fprintf(e.stdout, "%s judged under %s; %d would be judged differently.\n", count(rep.Judged, "recorded call", "recorded calls"), *path, len(rep.Changes))
 	if len(rep.Changes) == 0 {
 		return nil
 	}

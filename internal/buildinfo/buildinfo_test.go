@@ -2,6 +2,7 @@ package buildinfo
 
 import (
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,35 @@ func TestPick(t *testing.T) {
 	}
 	if Version() == "" {
 		t.Error("Version is empty")
+	}
+}
+
+func TestFill(t *testing.T) {
+	checkout := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: Module, Version: "(devel)"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-12-01T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	for _, tc := range []struct {
+		name                  string
+		bi                    *debug.BuildInfo
+		version, commit, date string
+		want                  Info
+	}{
+		{"checkout", checkout, "", "", "",
+			Info{Version: Dev, Commit: "0123456789abcdef0123456789abcdef01234567", Modified: true, Date: "2026-12-01T10:00:00Z", Go: "go1.26.8"}},
+		{"release stamps win", checkout, "v1.2.0", "fedcba9876543210fedcba9876543210fedcba98", "2026-12-02T00:00:00Z",
+			Info{Version: "v1.2.0", Commit: "fedcba9876543210fedcba9876543210fedcba98", Date: "2026-12-02T00:00:00Z", Go: "go1.26.8"}},
+		{"go install of a tag", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: Module, Version: "v1.2.0"}}, "", "", "",
+			Info{Version: "v1.2.0", Go: "go1.26.8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fill(tc.bi, tc.version, tc.commit, tc.date)
+			got.Platform = ""
+			if got != tc.want {
+				t.Errorf("fill = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if s := Read().String(); !strings.HasPrefix(s, "toolgate ") || !strings.Contains(s, "\ngo       go1.") {
+		t.Errorf("String = %q", s)
 	}
 }

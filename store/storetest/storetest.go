@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Fencer", fenceCases},
 		{"Lifecycle", lifecycleCases},
 		{"Limits", limitCases},
+		{"ListRuns", listRunCases},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/store"
 )
 
 // Migration is one schema step.
@@ -67,5 +69,15 @@ type SchemaVersionError struct {
 
 // Error says what happened and what to do.
 func (e *SchemaVersionError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this toolgate (knows %d); upgrade toolgate", e.Found, e.Known)
+	return fmt.Sprintf("the store's schema version is %d, newer than this toolgate knows (%d): a newer toolgate wrote it, and this one will not touch it. "+
+		"Run the newer toolgate again, or restore the backup taken before the upgrade (docs/upgrade.md, \"Downgrading\")", e.Found, e.Known)
+}
+
+// Status lists ms as applied (version <= current) or pending.
+func Status(backend, where string, current int, ms []Migration) store.MigrationStatus {
+	st := store.MigrationStatus{Backend: backend, Where: where, Current: current, Known: len(ms)}
+	for _, m := range ms {
+		st.Migrations = append(st.Migrations, store.Migration{Version: m.Version, Name: m.Name, Applied: m.Version <= current})
+	}
+	return st
 }

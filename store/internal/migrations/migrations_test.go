@@ -1,6 +1,7 @@
 package migrations
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -35,7 +36,7 @@ func TestMustLoad(t *testing.T) {
 
 func TestSchemaVersionError(t *testing.T) {
 	e := &SchemaVersionError{Found: 7, Known: 4}
-	if e.Error() != "database schema version 7 is newer than this toolgate (knows 4); upgrade toolgate" {
+	if !strings.HasPrefix(e.Error(), "the store's schema version is 7, newer than this toolgate knows (4): ") || !strings.Contains(e.Error(), "docs/upgrade.md") {
 		t.Errorf("message: %s", e.Error())
 	}
 }

@@ -20,6 +20,8 @@ type Dialect struct {
 	// reservationOrder is the column that orders quota reservations made
 	// at the same instant by insertion.
 	reservationOrder string
+	// principalID is the expression of a run's principal id (runs r).
+	principalID string
 	// queries are the shared statements in this dialect's form.
 	queries *Queries
 }
@@ -35,11 +37,13 @@ func (d *Dialect) Queries() *Queries { return d.queries }
 // SQLite is the dialect of store/sqlite: parameters ?1, ?2 ..., no casts
 // (columns have affinity), operations and reservations in rowid
 // order.
-var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid", reservationOrder: "rowid"}
+var SQLite = &Dialect{Name: "sqlite", insertionOrder: "rowid", reservationOrder: "rowid",
+	principalID: "json_extract(r.principal, '$.id')"}
 
 // PostgreSQL is the dialect of store/postgres: parameters $1, $2 ..., casts
 // kept, operations in seq order, reservations in id order.
-var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq", reservationOrder: "id"}
+var PostgreSQL = &Dialect{Name: "postgres", numbered: true, insertionOrder: "seq", reservationOrder: "id",
+	principalID: "(r.principal->>'id')"}
 
 // Param is the placeholder of the n-th parameter (from 1) of a statement
 // built per call, whose parameters come in order: $n for PostgreSQL, a
