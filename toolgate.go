@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"sync"
@@ -105,6 +106,10 @@ type Options struct {
 	// imports tools from: their tools are then absent (read-only commands
 	// that only read the store). Default false.
 	Offline bool
+	// MCPStderr receives the stdio MCP servers' stderr, at most 1 MiB each
+	// time one starts (the rest is dropped, with one warning in Logger).
+	// Default os.Stderr.
+	MCPStderr io.Writer
 	// ImportTimeout bounds connecting to the MCP servers of the config and
 	// listing their tools at Open. Default 30s.
 	ImportTimeout time.Duration

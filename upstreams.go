@@ -50,7 +50,7 @@ func (g *Gateway) openUpstreams(ctx context.Context, cfg *config.Config, opts Op
 	}
 	u := &upstreams{base: cfg, hook: opts.ToolsRefreshed}
 	if hasMCP {
-		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, OnToolsChanged: u.changed,
+		u.pool = mcpcall.New(cfg, mcpcall.Options{Clock: opts.Clock, Logger: opts.Logger, Stderr: opts.MCPStderr, OnToolsChanged: u.changed,
 			OnResourceUpdated: u.events.resourceUpdated, OnCatalogueChanged: u.events.catalogueChanged})
 	}
 	if cfg.ImportsPending() && !opts.Offline {

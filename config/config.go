@@ -162,6 +162,12 @@ type Dependency struct {
 	// tools (see import.go and package config/openapi); the calls go to
 	// base_url. Default: none.
 	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
+	// OpenAPIRefOrigins are the other origins (scheme://host[:port], such
+	// as https://schemas.example.com) whose documents the openapi:
+	// document's $refs may name. Default none: a $ref names a part of the
+	// document itself, or another document relative to it (a file next to
+	// a file, the same origin for a URL).
+	OpenAPIRefOrigins []string `yaml:"openapi_ref_origins" json:"openapi_ref_origins,omitempty"`
 	// Import brings in the tools the source lists (an MCP server's tools,
 	// an OpenAPI document's operations) under their own names plus prefix;
 	// a tools: entry of the same name overrides any of their keys. Default:

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/types"
 )
@@ -302,18 +303,27 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 // ImportedName is the name a source's tool gets: the prefix, then the
 // source's name with every character a model API refuses in a tool name
 // (anything but letters, digits, _ and -; MCP also allows . and /) made _,
-// at most 64 characters. The source's own name stays in Tool.Source.
+// at most 64 characters. A name with non-ASCII characters (each made one _)
+// also ends in _ and 8 hex digits of its hash, so that café and cafè stay
+// two tools. The source's own name stays in Tool.Source.
 func ImportedName(prefix, name string) string {
-	b := []byte(prefix + name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
+	full := prefix + name
+	b := make([]byte, 0, len(full))
+	ascii := true
+	for _, r := range full {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-':
+			b = append(b, byte(r))
+		default:
+			ascii = ascii && r < utf8.RuneSelf
+			b = append(b, '_')
 		}
 	}
-	if len(b) > 64 {
-		b = b[:64]
+	if ascii {
+		return string(b[:min(len(b), 64)])
 	}
-	return string(b)
+	sum := sha256.Sum256([]byte(full))
+	return string(b[:min(len(b), 64-9)]) + "_" + hex.EncodeToString(sum[:4])
 }
 
 // override sets on t every key the config's entry gives (a non-zero

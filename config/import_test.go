@@ -25,6 +25,9 @@ func TestImportedName(t *testing.T) {
 		{"fs_", "read_file", "fs_read_file"},
 		{"", "github.search/issues", "github_search_issues"},
 		{"x_", strings.Repeat("a", 80), "x_" + strings.Repeat("a", 62)},
+		{"", "café", "caf__850f7dc4"},
+		{"", "cafè", "caf__08dcdafd"},
+		{"", strings.Repeat("é", 70), strings.Repeat("_", 55) + "_78dcf717"},
 	}
 	for _, tt := range tests {
 		if got := ImportedName(tt.prefix, tt.name); got != tt.want {

@@ -6,13 +6,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/toolgate/toolgate/types"
 )
 
 // readBody checks the content type and reads the body within the size
-// limit and the body read deadline.
+// limit; Serve's read deadline bounds the time.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	if e := checkContentType(r.Header.Get("Content-Type")); e != nil {
 		return nil, e
@@ -20,10 +19,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	if r.ContentLength > s.maxBody {
 		return nil, tooLarge(s.maxBody)
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(BodyReadTimeout))
+	// The request's read deadline (BodyReadTimeout) holds until the body's
+	// end; bodyDeadline lifts it there, and only there.
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {

@@ -58,9 +58,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 		return err
 	}
+	ln = limitPerClient(ln, s.maxConns, func(host string) {
+		s.log.Warn("connection refused: the client holds too many open connections", "client", host, "limit", s.maxConns)
+	})
 	hs := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           bodyDeadline(s.Handler()),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		ReadTimeout:       s.readTimeout, // headers and body; lifted once the body is read (bodyDeadline)
 		IdleTimeout:       DefaultIdleTimeout,
 		WriteTimeout:      s.writeTimeout,
 		MaxHeaderBytes:    64 << 10,

@@ -23,7 +23,9 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultIdleTimeout closes keep-alive connections left idle this long.
 	DefaultIdleTimeout = 120 * time.Second
-	// BodyReadTimeout bounds reading one request body.
+	// BodyReadTimeout bounds reading one request, its headers and its
+	// body, from its first byte to the body's last: a body sent slowly is
+	// cut there, and so is the server's drain of a body it did not read.
 	BodyReadTimeout = 30 * time.Second
 	// WriteMargin is added to the slowest tool call to make the default
 	// write timeout: room for the ownership lookup, the commit and the
@@ -60,6 +62,16 @@ type Options struct {
 	// of a tool that a reload made slower than that gets its own write
 	// deadline: its tool's bound plus WriteMargin.
 	WriteTimeout time.Duration
+	// MaxConnsPerClient bounds the connections Serve holds open from one
+	// client address; one more is closed at once (a warning is logged).
+	// Behind a reverse proxy every client has the proxy's address. Default
+	// DefaultMaxConnsPerClient (256).
+	MaxConnsPerClient int
+	// ReadTimeout bounds reading one request in Serve, its headers and its
+	// body, from the first byte to the body's last; it is lifted once the
+	// body has been read, so a call may then take as long as its tool
+	// allows. Default BodyReadTimeout (30s).
+	ReadTimeout time.Duration
 }
 
 // Mount is a route added by another package.
@@ -89,6 +101,8 @@ type Server struct {
 	maxDepth     int
 	shutdown     time.Duration
 	writeTimeout time.Duration
+	maxConns     int
+	readTimeout  time.Duration
 	mux          *http.ServeMux
 	inflight     atomic.Int64
 }
@@ -107,6 +121,8 @@ func New(opts Options) (*Server, error) {
 		maxDepth:     opts.MaxDepth,
 		shutdown:     opts.ShutdownTimeout,
 		writeTimeout: opts.WriteTimeout,
+		maxConns:     opts.MaxConnsPerClient,
+		readTimeout:  opts.ReadTimeout,
 		mux:          http.NewServeMux(),
 	}
 	keys := opts.Keys
@@ -132,6 +148,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.shutdown <= 0 {
 		s.shutdown = DefaultShutdownTimeout
+	}
+	if s.readTimeout <= 0 {
+		s.readTimeout = BodyReadTimeout
+	}
+	if s.maxConns <= 0 {
+		s.maxConns = DefaultMaxConnsPerClient
 	}
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = slowestCall(cfg) + WriteMargin

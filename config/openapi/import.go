@@ -20,7 +20,8 @@ const DefaultFetchTimeout = 30 * time.Second
 // Options configure an import. Every zero value is a documented default.
 type Options struct {
 	// Client fetches documents named by URL (and the URLs their $refs
-	// name). Default: a client with a 30 s timeout.
+	// name). Default: a client with a 30 s timeout that follows no
+	// redirects.
 	Client *http.Client
 }
 
@@ -122,12 +123,17 @@ func unknownOperations(cfg *config.Config, dep string, d *config.Dependency, doc
 func Load(ctx context.Context, d *config.Dependency, opts Options) (*Document, error) {
 	client := opts.Client
 	if client == nil {
-		client = &http.Client{Timeout: DefaultFetchTimeout}
+		// No redirects: a 3xx could send the fetch to any host.
+		client = &http.Client{Timeout: DefaultFetchTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	r := &reader{client: client, docs: map[string]any{}}
 	root, err := absLocation(d.OpenAPI)
 	if err != nil {
 		return nil, err
+	}
+	r := &reader{client: client, docs: map[string]any{}, root: root, origins: map[string]bool{}}
+	for _, o := range d.OpenAPIRefOrigins {
+		r.origins[origin(o)] = true
 	}
 	if err := r.preload(ctx, root); err != nil {
 		return nil, err

@@ -6,14 +6,10 @@ import (
 	"mime"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/types"
 )
-
-// maxDescription bounds a tool's description (model APIs cap it near 1024).
-const maxDescription = 1000
 
 // methods are the operation keys of a path item, in the order tools are
 // made.
@@ -101,6 +97,11 @@ func (c *converter) tool(o *operation, dep string) (config.ImportedTool, string)
 	}
 	it.InputSchema = in
 	it.OutputSchema = c.output(o)
+	for _, s := range []map[string]any{it.InputSchema, it.OutputSchema} {
+		if err := config.CheckSchemaBounds(s, 0); err != nil {
+			return it, err.Error() // a $ref bomb: refused before anything expands it
+		}
+	}
 	it.Description = description(o, dep)
 	it.Request = &config.Request{Method: o.method, Path: o.path, Params: placement}
 	return it, ""
@@ -358,7 +359,7 @@ func (c *converter) output(o *operation) map[string]any {
 }
 
 // description is what the model reads: the summary, then the description,
-// at most maxDescription bytes; a sentence naming the operation when the
+// at most config.MaxDescriptionBytes (cut with a marker); a sentence naming the operation when the
 // document has neither.
 func description(o *operation, dep string) string {
 	summary, _ := o.op["summary"].(string)
@@ -374,12 +375,5 @@ func description(o *operation, dep string) string {
 	if text == "" {
 		text = fmt.Sprintf("%s %s on %s.", o.method, o.path, dep)
 	}
-	if len(text) > maxDescription {
-		cut := maxDescription - len("…")
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
-	}
-	return text
+	return config.CutDescription(text)
 }

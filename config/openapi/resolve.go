@@ -31,6 +31,10 @@ func (r *reader) preload(ctx context.Context, root string) error {
 				walkErr = fmt.Errorf("%s: $ref %q: %w", loc, ref, err)
 				return
 			}
+			if err := r.allowed(target); err != nil {
+				walkErr = fmt.Errorf("%s: $ref %q: %w", loc, ref, err)
+				return
+			}
 			if !seen[target] {
 				seen[target] = true
 				queue = append(queue, target)

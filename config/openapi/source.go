@@ -23,6 +23,37 @@ const maxDocumentBytes = 64 << 20
 type reader struct {
 	client *http.Client
 	docs   map[string]any
+	// root is the document's location; origins are the other origins its
+	// $refs may reach (openapi_ref_origins), as origin gives them.
+	root    string
+	origins map[string]bool
+}
+
+// allowed reports whether a $ref may name the document at loc: one
+// relative to the root (a file beside a file, the root's own origin for a
+// URL) or on an origin the config allows by name.
+func (r *reader) allowed(loc string) error {
+	if !isURL(loc) && !isURL(r.root) {
+		return nil
+	}
+	o := origin(loc)
+	if isURL(r.root) && o == origin(r.root) || r.origins[o] {
+		return nil
+	}
+	return fmt.Errorf("%s is on another origin (%s); add it to openapi_ref_origins to allow it", loc, o)
+}
+
+// origin is a URL's scheme://host:port, the port spelled out.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // location is an absolute file path or URL, without a fragment.

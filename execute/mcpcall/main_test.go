@@ -16,6 +16,9 @@ var serverBinary string
 // TestMain builds the stdio test server, runs the tests, and fails them if
 // any goroutine (a session's loops, a watcher, a refresh) is still running.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(hostileEnv); mode != "" {
+		os.Exit(hostileMain(mode)) // started by a test as a hostile stdio server
+	}
 	dir, err := os.MkdirTemp("", "mcptestserver-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

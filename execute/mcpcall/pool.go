@@ -27,7 +27,9 @@ type Options struct {
 	// Logger gets a line when a server ends or a refresh fails. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// Stderr receives the stdio servers' stderr. Default os.Stderr.
+	// Stderr receives the stdio servers' stderr, at most 1 MiB each time
+	// one starts (the rest is dropped, with one warning). Default
+	// os.Stderr.
 	Stderr io.Writer
 	// TerminateDuration is how long Close waits for a stdio server to exit
 	// after its stdin is closed before it is signalled. Default 5s.

@@ -42,9 +42,11 @@ type server struct {
 	connected bool // a session was made before: a new one is a reconnect
 	closed    bool
 	done      chan struct{} // closed by close
-	wg        sync.WaitGroup
-
 	cat catalogueState // resource subscriptions (catalogue.go)
+
+	refreshing bool // a refresh of the tools runs
+	again      bool // a notification came during it: refresh once more
+	wg         sync.WaitGroup
 }
 
 func newServer(name string, m config.MCP, opts *Options) *server {
@@ -53,10 +55,16 @@ func newServer(name string, m config.MCP, opts *Options) *server {
 		connecting: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	if !m.Stdio() {
-		s.http = &http.Client{Transport: &headerTransport{
-			base:    &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
-			headers: m.Headers,
-		}}
+		// No redirects: a 3xx is the server's answer, and the configured
+		// headers (credentials) never reach another origin.
+		s.http = &http.Client{
+			Transport: &headerTransport{
+				base:    &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second},
+				headers: m.Headers,
+				origin:  origin(m.URL),
+			},
+			CheckRedirect: noRedirects,
+		}
 	}
 	return s
 }
@@ -138,7 +146,7 @@ func (s *server) transport(rl *relay) (mcp.Transport, **trackedConn) {
 		for _, k := range sortedKeys(s.mcp.Env) {
 			cmd.Env = append(cmd.Env, k+"="+s.mcp.Env[k])
 		}
-		cmd.Stderr = s.opts.Stderr
+		cmd.Stderr = newCappedStderr(s.opts.Stderr, s.log, s.name)
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: s.opts.TerminateDuration}
 	} else {
 		// The SDK's reconnects (its default 5) resume a broken event stream
@@ -232,20 +240,38 @@ func (s *server) stopContext() (context.Context, context.CancelFunc) {
 }
 
 // toolsChanged handles notifications/tools/list_changed: the tools are
-// listed again off the SDK's reading goroutine.
+// listed again off the SDK's reading goroutine. Notifications coalesce: at
+// most one refresh runs per server, and any number of notifications that
+// arrive meanwhile make one more refresh after it, not one each.
 func (s *server) toolsChanged() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
+	if s.refreshing {
+		s.again = true
+		s.mu.Unlock()
+		return
+	}
+	s.refreshing = true
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		ctx, cancel := s.stopContext()
 		defer cancel()
-		s.refresh(ctx)
+		for {
+			s.refresh(ctx)
+			s.mu.Lock()
+			if !s.again || s.closed {
+				s.refreshing, s.again = false, false
+				s.mu.Unlock()
+				return
+			}
+			s.again = false
+			s.mu.Unlock()
+		}
 	}()
 }
 
@@ -267,22 +293,63 @@ func (s *server) refresh(ctx context.Context) {
 // listTimeout bounds one tools/list (all its pages).
 const listTimeout = 30 * time.Second
 
-// list connects if needed and lists every tool, all pages.
+// Bounds of one listing of a server's tools: an endless or huge listing
+// is cut rather than followed.
+const (
+	// maxListPages bounds the pages of one tools/list.
+	maxListPages = 100
+	// maxListTools bounds the tools of one server.
+	maxListTools = 5000
+)
+
+// list connects if needed and lists every tool, all pages (at most
+// maxListPages, and the first maxListTools tools; a cursor seen before ends
+// the listing, with a warning).
+// A tool toolgate cannot take (a schema past the bounds, say) is left out
+// with a warning: the others still come in.
 func (s *server) list(ctx context.Context) ([]config.ImportedTool, error) {
 	cs, _, err := s.session(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: connecting: %w", s.name, err)
 	}
 	var out []config.ImportedTool
-	for t, err := range cs.Tools(ctx, nil) {
+	seen, names := map[string]bool{}, map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		res, err := cs.ListTools(ctx, params)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tools/list: %w", s.name, err)
 		}
-		it, err := importedTool(s.name, t)
-		if err != nil {
-			return nil, err
+		for _, t := range res.Tools {
+			if len(out) == maxListTools {
+				break
+			}
+			it, err := importedTool(s.name, t)
+			if err == nil && names[t.Name] {
+				err = fmt.Errorf("%s: the server lists the tool %q twice; keeping the first", s.name, t.Name)
+			}
+			if err != nil {
+				s.log.Warn("an MCP tool was left out", "dependency", s.name, "err", err)
+				continue
+			}
+			names[t.Name] = true
+			out = append(out, it)
 		}
-		out = append(out, it)
+		next := res.NextCursor
+		if next == "" {
+			break
+		}
+		if len(out) == maxListTools {
+			s.log.Warn("the MCP server lists more tools than toolgate takes from one server; keeping the first", "dependency", s.name, "tools", maxListTools)
+			break
+		}
+		if seen[next] || page == maxListPages {
+			s.log.Warn("the MCP server's tools/list did not end; keeping the pages read", "dependency", s.name,
+				"pages", page, "repeated_cursor", seen[next])
+			break
+		}
+		seen[next] = true
+		params = &mcp.ListToolsParams{Cursor: next}
 	}
 	s.healthy()
 	return out, nil

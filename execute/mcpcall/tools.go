@@ -34,7 +34,7 @@ func Effect(a *mcp.ToolAnnotations) types.Effect {
 // JSON-decoded maps with exact numbers, and a description even when the
 // server gives none (the model needs one to choose the tool).
 func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
-	it := config.ImportedTool{Name: t.Name, Description: t.Description, Effect: Effect(t.Annotations)}
+	it := config.ImportedTool{Name: t.Name, Description: config.CutDescription(t.Description), Effect: Effect(t.Annotations)}
 	if it.Description == "" {
 		it.Description = t.Title
 		if it.Description == "" && t.Annotations != nil {
@@ -43,6 +43,7 @@ func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
 		if it.Description == "" {
 			it.Description = fmt.Sprintf("The %s tool of the %s MCP server.", t.Name, dep)
 		}
+		it.Description = config.CutDescription(it.Description)
 	}
 	var err error
 	if it.InputSchema, err = schemaMap(t.InputSchema); err != nil {
@@ -55,7 +56,8 @@ func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
 }
 
 // schemaMap re-decodes a schema the SDK decoded into a map with json.Number
-// numbers; nil stays nil.
+// numbers; nil stays nil. A schema past config's bounds (size, $ref
+// expansion, depth) is refused before anything walks it.
 func schemaMap(v any) (map[string]any, error) {
 	if v == nil {
 		return nil, nil
@@ -67,11 +69,17 @@ func schemaMap(v any) (map[string]any, error) {
 	if string(b) == "null" {
 		return nil, nil
 	}
+	if len(b) > config.MaxSchemaBytes {
+		return nil, config.CheckSchemaBounds(nil, len(b))
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var m map[string]any
 	if err := d.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if err := config.CheckSchemaBounds(m, len(b)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,11 +92,46 @@ func (c *trackedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.calls[req.ID] = tr
 		c.mu.Unlock()
 	}
-	err := c.Connection.Write(ctx, msg)
-	if err == nil && tr != nil && isReq && req.Method == "tools/call" {
-		tr.markSent()
+	err := c.write(ctx, msg)
+	if tr != nil && isReq && req.Method == "tools/call" && (err == nil || errors.Is(err, errWriteStuck)) {
+		tr.markSent() // a stuck write may have delivered part or all of it: unknown
 	}
 	return err
+}
+
+// maxWriteWait bounds a write to a stdio server's stdin whose context has
+// no sooner deadline.
+const maxWriteWait = 30 * time.Second
+
+// errWriteStuck is the error of a write the server did not read in time.
+var errWriteStuck = errors.New("the MCP server stopped reading its stdin; toolgate ends it and starts it again")
+
+// write writes one message within the context's deadline (at most
+// maxWriteWait). A server that does not read it in time is ended: its
+// stdin is closed (which also ends the stuck write) and then it is
+// signalled; the pool starts it again when the session ends.
+func (c *trackedConn) write(ctx context.Context, msg jsonrpc.Message) error {
+	wait := maxWriteWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d))
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Connection.Write(ctx, msg) }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	select {
+	case err := <-done: // it finished after all
+		return err
+	default:
+	}
+	go c.Connection.Close() // closing stdin waits for the process: not on the caller's time
+	return errWriteStuck
 }
 
 // Read reads a message; a tracked call's answer is kept raw.
@@ -135,13 +173,17 @@ func (c *trackedConn) forget(tr *tracker) {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  string // the configured URL's scheme://host:port: the only one that gets headers
 }
 
-// RoundTrip sends one HTTP request.
+// RoundTrip sends one HTTP request. The configured headers go only to the
+// configured URL's origin.
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
+	if origin(req.URL.String()) == t.origin {
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
 	}
 	tracectx.Inject(req.Context(), req.Header) // traceparent of the call, when it has one
 	if tr := trackerOf(req.Context()); tr != nil {
@@ -234,3 +276,21 @@ func (b *answerBody) keep(msg []byte) {
 	b.tr.raw = append(json.RawMessage(nil), m.Result...)
 	b.tr.mu.Unlock()
 }
+
+// origin is a URL's scheme://host:port (the port spelled out), "" when it
+// does not parse.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// noRedirects is an http.Client's CheckRedirect that follows none: the 3xx
+// answer is returned as it is.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
