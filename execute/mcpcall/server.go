@@ -41,8 +41,8 @@ type server struct {
 	deaths    int  // consecutive sessions that ended, for the restart backoff
 	connected bool // a session was made before: a new one is a reconnect
 	closed    bool
-	done      chan struct{} // closed by close
-	cat catalogueState // resource subscriptions (catalogue.go)
+	done      chan struct{}  // closed by close
+	cat       catalogueState // resource subscriptions (catalogue.go)
 
 	refreshing bool // a refresh of the tools runs
 	again      bool // a notification came during it: refresh once more
