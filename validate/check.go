@@ -197,7 +197,7 @@ func (v *Validator) unknownTool(name string, cat *config.Catalogue) *Refusal {
 		b.WriteString("No tool name was given.")
 	} else {
 		fmt.Fprintf(&b, "There is no tool named %q.", shortName(name))
-		if s := suggest(name, names); s != "" {
+		if s := expr.Suggest(name, names); s != "" {
 			fmt.Fprintf(&b, " Did you mean %s?", s)
 		}
 	}
@@ -291,7 +291,7 @@ func (c *Compiled) checkPresence(args map[string]any) *Refusal {
 	described := make([]string, len(extras))
 	for i, e := range extras {
 		described[i] = shortName(e)
-		if s := suggest(e, c.args.props); s != "" {
+		if s := expr.Suggest(e, c.args.props); s != "" {
 			described[i] += " (did you mean " + s + "?)"
 		}
 	}

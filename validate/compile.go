@@ -383,7 +383,7 @@ func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup
 			break // declared but broken: its own problems say why
 		}
 		hint := ""
-		if s := suggest(spec.Lookup, v.names); s != "" {
+		if s := expr.Suggest(spec.Lookup, v.names); s != "" {
 			hint = fmt.Sprintf(" Did you mean %s?", s)
 		}
 		bad(".lookup", "names %q, which is not a tool.%s Tools: %s", spec.Lookup, hint, nameList(v.names))

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -84,7 +85,7 @@ func noRun(ctx context.Context, st store.Store, id, what string) error {
 	var found []near
 	limit := max(2, len(id)/3)
 	err := eachRun(ctx, st, store.RunFilter{}, func(r *store.RunSummary) {
-		d := min(editDistance(id, r.PublicID()), editDistance(id, r.ID))
+		d := min(expr.Distance(id, r.PublicID()), expr.Distance(id, r.ID))
 		if d <= limit {
 			found = append(found, near{r.ID, d})
 		}
@@ -98,25 +99,4 @@ func noRun(ctx context.Context, st store.Store, id, what string) error {
 		names = append(names, n.name)
 	}
 	return fmt.Errorf("%s in the store; near ones: %s (toolgate runs list shows the runs)", what, strings.Join(names, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

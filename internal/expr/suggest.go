@@ -10,7 +10,7 @@ func Suggest(name string, candidates []string) string {
 	lower := strings.ToLower(name)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(lower, lc)
+		d := Distance(lower, lc)
 		if len(lower) >= 3 && (strings.Contains(lc, lower) || strings.Contains(lower, lc)) {
 			d = min(d, 1)
 		}
@@ -25,8 +25,9 @@ func Suggest(name string, candidates []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
+// Distance is the Levenshtein distance between a and b, in bytes (strings
+// over 64 bytes are either equal or as far apart as the longer is long).
+func Distance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		if a == b {
 			return 0
