@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 sampling, roots and logging are deprecated as of MCP 2026-07-28 (SEP-2577), but toolgate relays them for the revisions that have them (CONTRACT section 15).
+//lint:file-ignore SA1019 sampling, roots and logging are deprecated as of MCP 2026-07-28 (SEP-2577), but toolgate relays them for the revisions that have them (docs/mcp-upstreams.md, "What reaches the MCP client").
 
 package mcpcall
 

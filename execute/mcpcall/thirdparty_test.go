@@ -148,7 +148,7 @@ func TestFilesystemServer(t *testing.T) {
 	checkImported(t, b, listed(t, bin, root))
 	cfg := b.gw.Config()
 	// write_file says idempotentHint and destructiveHint: it is idempotent
-	// (CONTRACT section 10): the same write twice leaves the same file.
+	// (docs/mcp-upstreams.md): the same write twice leaves the same file.
 	for name, want := range map[string]types.Effect{"write_file": types.EffectIdempotent, "read_file": types.EffectRead, "read_text_file": types.EffectRead, "create_directory": types.EffectIdempotent} {
 		if tool := cfg.Tools[name]; tool == nil {
 			t.Errorf("%s is not imported", name)

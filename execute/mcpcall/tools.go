@@ -11,8 +11,8 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// Effect is the effect an MCP tool's annotations suggest (CONTRACT
-// sections 10 and 15): readOnlyHint is read; idempotentHint (not
+// Effect is the effect an MCP tool's annotations suggest (docs/mcp-upstreams.md,
+// "Effects from the annotations"): readOnlyHint is read; idempotentHint (not
 // read-only) is idempotent whatever destructiveHint says, as HTTP's PUT
 // and DELETE are: writing the same file twice leaves the same end state;
 // anything else, or no annotations, is write, the safe assumption. The
