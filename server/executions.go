@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -81,4 +82,31 @@ func publicRunIDs(rows []types.Execution, key string) {
 	for i := range rows {
 		rows[i].RunID = strings.TrimPrefix(rows[i].RunID, key+"/")
 	}
+}
+
+// noQuery serves a route that takes no query parameters: a request with
+// any (?_method=DELETE, a misspelt filter) is refused 400 bad_request
+// naming them, as the documentation promises, instead of being served as
+// if they were not there. It runs after authentication.
+func (s *Server) noQuery(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "" {
+			h(w, r)
+			return
+		}
+		names := slices.Sorted(maps.Keys(r.URL.Query()))
+		if len(names) == 0 {
+			h(w, r) // "?" or "?&": nothing named
+			return
+		}
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = fmt.Sprintf("%q", clip(n))
+		}
+		noun := "parameter"
+		if len(names) > 1 {
+			noun += "s"
+		}
+		s.writeError(w, r, badRequest("unknown query %s %s: %s takes no query parameters", noun, strings.Join(quoted, ", "), r.Pattern))
+	})
 }

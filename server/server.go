@@ -159,20 +159,24 @@ func New(opts Options) (*Server, error) {
 		s.writeTimeout = slowestCall(cfg) + WriteMargin
 	}
 	routes := []Mount{
-		{Pattern: "POST /v1/runs", Handler: http.HandlerFunc(s.createRun)},
+		// Routes that take query parameters check them themselves
+		// (strictQuery); noQuery refuses any on the others. /healthz and
+		// /v1/openapi.json, fetched by probes and tools that may add
+		// cache-busting parameters, are left as they are.
+		{Pattern: "POST /v1/runs", Handler: s.noQuery(s.createRun)},
 		{Pattern: "GET /v1/runs", Handler: http.HandlerFunc(s.listRuns)},
-		{Pattern: "POST /v1/runs/{run}/calls", Handler: http.HandlerFunc(s.postCall)},
-		{Pattern: "GET /v1/runs/{run}", Handler: http.HandlerFunc(s.getRun)},
-		{Pattern: "GET /v1/runs/{run}/replay", Handler: http.HandlerFunc(s.replay)},
+		{Pattern: "POST /v1/runs/{run}/calls", Handler: s.noQuery(s.postCall)},
+		{Pattern: "GET /v1/runs/{run}", Handler: s.noQuery(s.getRun)},
+		{Pattern: "GET /v1/runs/{run}/replay", Handler: s.noQuery(s.replay)},
 		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
-		{Pattern: "GET /v1/config", Handler: http.HandlerFunc(s.getConfig)},
+		{Pattern: "GET /v1/config", Handler: s.noQuery(s.getConfig)},
 		{Pattern: "GET /v1/openapi.json", Handler: http.HandlerFunc(s.getOpenAPI), Public: true},
 		{Pattern: "GET /v1/approvals", Handler: http.HandlerFunc(s.listApprovals)},
-		{Pattern: "GET /v1/approvals/{id}", Handler: http.HandlerFunc(s.getApproval)},
-		{Pattern: "POST /v1/approvals/{id}", Handler: http.HandlerFunc(s.decideApproval)},
-		{Pattern: "GET /v1/quotas", Handler: http.HandlerFunc(s.listQuotas)},
+		{Pattern: "GET /v1/approvals/{id}", Handler: s.noQuery(s.getApproval)},
+		{Pattern: "POST /v1/approvals/{id}", Handler: s.noQuery(s.decideApproval)},
+		{Pattern: "GET /v1/quotas", Handler: s.noQuery(s.listQuotas)},
 	}
 	for _, m := range append(routes, opts.Mounts...) {
 		if err := s.handle(m); err != nil {

@@ -5,8 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode"
 )
+
+// MaxPrincipalStringBytes bounds each string naming something in a
+// principal read from a request: its id, each permission, and the names of
+// its limits and attrs. They reach logs, headers, quota keys and the
+// dashboard, so they are also refused when they hold a control character
+// (CR, LF, NUL, tab, DEL, ...).
+const MaxPrincipalStringBytes = 256
 
 // principalFields are the fields a principal document may hold.
 var principalFields = []string{"id", "permissions", "limits", "attrs"}
@@ -30,7 +40,48 @@ func ParsePrincipal(raw []byte) (Principal, error) {
 	if p.ID == "" {
 		return p, errors.New(`principal.id is required: who the run acts for (a customer or user id)`)
 	}
+	if err := checkPrincipalStrings(&p); err != nil {
+		return Principal{}, err
+	}
 	return p, nil
+}
+
+// checkPrincipalStrings applies MaxPrincipalStringBytes and the refusal
+// of control characters to p's id, permissions, and limit and attr names.
+func checkPrincipalStrings(p *Principal) error {
+	if err := checkPrincipalString("principal.id", p.ID); err != nil {
+		return err
+	}
+	for i, perm := range p.Permissions {
+		if err := checkPrincipalString(fmt.Sprintf("principal.permissions[%d]", i), perm); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Limits)) {
+		if err := checkPrincipalString("a name in principal.limits", name); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Attrs)) {
+		if err := checkPrincipalString("a name in principal.attrs", name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPrincipalString refuses s, the value of field, when it is longer
+// than MaxPrincipalStringBytes or holds a control character.
+func checkPrincipalString(field, s string) error {
+	if len(s) > MaxPrincipalStringBytes {
+		return fmt.Errorf("%s is %d bytes long; at most %d are allowed", field, len(s), MaxPrincipalStringBytes)
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s holds the character %U at byte %d; control characters (CR, LF, NUL, tab, ...) are not allowed", field, r, i)
+		}
+	}
+	return nil
 }
 
 // principalError rewords encoding/json's error about a principal document
