@@ -58,6 +58,13 @@ type Source struct {
 	// Name is the tool's name at the source: the MCP tool name or the
 	// operationId, without the prefix.
 	Name string `json:"name,omitempty"`
+	// Listing is an MCP tool's own listing fields as the server gave them
+	// (title, icons, annotations, _meta) as JSON, re-served unchanged on toolgate's
+	// MCP server (CONTRACT section 15, Lists); nil for other sources.
+	Listing string `json:"-"`
+	// EffectSet says the config's tools: entry sets the effect, which the
+	// re-served hints then show instead of the server's annotations.
+	EffectSet bool `json:"-"`
 }
 
 // ImportedTool is one tool as its source describes it, before the config's
@@ -82,6 +89,9 @@ type ImportedTool struct {
 	// Request is an OpenAPI operation's method, path and the placement of
 	// every argument; nil for MCP.
 	Request *Request `json:"request,omitempty"`
+	// Listing is, for MCP, the server's title, icons, annotations and
+	// _meta of the tool as JSON (see Source.Listing).
+	Listing json.RawMessage `json:"listing,omitempty"`
 }
 
 // importState is what a config with imports keeps between Normalize (which
@@ -260,7 +270,7 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 			t := &Tool{
 				Name: name, Description: it.Description, Dependency: depName,
 				Effect: it.Effect, InputSchema: it.InputSchema, OutputSchema: it.OutputSchema,
-				Source: &Source{Kind: kind, Dependency: depName, Name: it.sourceName()},
+				Source: &Source{Kind: kind, Dependency: depName, Name: it.sourceName(), Listing: string(it.Listing)},
 			}
 			if it.Request != nil {
 				r := *it.Request
@@ -330,6 +340,9 @@ func ImportedName(prefix, name string) string {
 // field), so that the config always wins over what the source said. The
 // name and the source stay the import's.
 func override(t, entry *Tool) {
+	if t.Source != nil && entry.Effect != "" {
+		t.Source.EffectSet = true // the hints then show the config's effect
+	}
 	tv, ev := reflect.ValueOf(t).Elem(), reflect.ValueOf(entry).Elem()
 	for i := range tv.NumField() {
 		switch tv.Type().Field(i).Name {

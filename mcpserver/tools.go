@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"encoding/json"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
@@ -29,6 +31,9 @@ func Tools(cfg *config.Config) []*mcp.Tool {
 		if e.OutputSchema != nil {
 			t.OutputSchema = e.OutputSchema
 		}
+		if ct := cfg.Tools[e.Name]; ct != nil && ct.Source != nil {
+			relist(t, ct.Source)
+		}
 		out = append(out, t)
 	}
 	return out
@@ -37,5 +42,28 @@ func Tools(cfg *config.Config) []*mcp.Tool {
 // EnvelopeSchema is the JSON Schema of toolgate's result envelope whose
 // data follows the tool's declared output schema: export.EnvelopeSchema.
 func EnvelopeSchema(data map[string]any) map[string]any { return export.EnvelopeSchema(data) }
+
+// relist gives an imported MCP tool the fields its server listed (CONTRACT
+// section 15, Lists): title, icons and _meta unchanged, and annotations as
+// given unless the config sets the effect, which the hints then show (the
+// server's annotations title is kept). A server that gave no annotations
+// gets the hints derived from the effect, as a configured tool does.
+func relist(t *mcp.Tool, src *config.Source) {
+	if src.Listing == "" {
+		return
+	}
+	var l mcp.Tool
+	if err := json.Unmarshal([]byte(src.Listing), &l); err != nil {
+		return // made by mcpcall from a decoded tool: cannot happen
+	}
+	t.Title, t.Icons, t.Meta = l.Title, l.Icons, l.Meta
+	switch {
+	case l.Annotations == nil:
+	case src.EffectSet:
+		t.Annotations.Title = l.Annotations.Title
+	default:
+		t.Annotations = l.Annotations
+	}
+}
 
 func ptr[T any](v T) *T { return &v }

@@ -52,7 +52,27 @@ func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
 	if it.OutputSchema, err = schemaMap(t.OutputSchema); err != nil {
 		return it, fmt.Errorf("%s: tool %s: outputSchema: %w", dep, t.Name, err)
 	}
+	if it.Listing, err = listing(t); err != nil {
+		return it, fmt.Errorf("%s: tool %s: %w", dep, t.Name, err)
+	}
 	return it, nil
+}
+
+// listing is the JSON of the listing fields toolgate re-serves unchanged
+// (CONTRACT section 15, Lists): title, icons, annotations and _meta, as
+// the SDK decoded them; nil when the server gave none of them. The SDK's
+// Tool (go-sdk v1.8.0) has no execution field, so execution (taskSupport)
+// is neither decoded here nor encodable by toolgate's own SDK server.
+func listing(t *mcp.Tool) (json.RawMessage, error) {
+	if t.Title == "" && len(t.Icons) == 0 && t.Annotations == nil && len(t.Meta) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(struct {
+		Title       string               `json:"title,omitempty"`
+		Icons       []mcp.Icon           `json:"icons,omitempty"`
+		Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+		Meta        mcp.Meta             `json:"_meta,omitempty"`
+	}{t.Title, t.Icons, t.Annotations, t.Meta})
 }
 
 // schemaMap re-decodes a schema the SDK decoded into a map with json.Number
