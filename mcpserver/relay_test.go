@@ -90,7 +90,10 @@ func connectHost(t *testing.T, url, name string, capable bool) (*mcp.ClientSessi
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "hello from " + name}}, nil
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host-" + name, Version: "1"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host-" + name, Version: "1"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url},
+		// A session: relays need one (a stateless 2026-07-28 call has no
+		// channel for the server's requests).
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

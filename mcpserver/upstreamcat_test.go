@@ -46,7 +46,9 @@ func catalogueClient(t *testing.T, url, key string, opts *mcp.ClientOptions) *mc
 	t.Cleanup(rt.CloseIdleConnections)
 	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, opts)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{key: key, base: rt}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{key: key, base: rt}}},
+		// A session: subscriptions belong to one.
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,8 @@ func (s *server) privateSession(ctx context.Context, rl *relay) (*mcp.ClientSess
 	t, connp := s.transport(rl)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, rl.clientOptions(s))
 	client.AddReceivingMiddleware(rl.rootsMiddleware)
-	cs, err := client.Connect(ctx, t, nil)
+	cctx, _ := valueless(ctx) // cancelled with ctx, as the session was before
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: UpstreamRevision})
 	if err != nil {
 		return nil, nil, err
 	}

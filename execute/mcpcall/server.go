@@ -98,6 +98,30 @@ func (s *server) current() (*mcp.ClientSession, *trackedConn, error) {
 	return s.cs, s.conn, nil
 }
 
+// UpstreamRevision is the MCP revision toolgate offers an upstream server
+// in initialize; a server that knows only older ones answers with its own,
+// and the session speaks that. Not 2026-07-28: in it a server cannot send
+// sampling, elicitation or roots requests during a call, which toolgate
+// relays to its caller (docs/mcp-upstreams.md, "What reaches the MCP client").
+const UpstreamRevision = "2025-11-25"
+
+// valueless is a context with ctx's deadline and cancellation but none of
+// its values. A session with an upstream is made under it: the caller's
+// context may carry the revision of the caller's own request (a stateless
+// 2026-07-28 call to toolgate), which the SDK would otherwise send to the
+// upstream in place of UpstreamRevision. stop releases it.
+func valueless(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.Background())
+	if d, ok := ctx.Deadline(); ok {
+		var cancelD context.CancelFunc
+		c, cancelD = context.WithDeadline(c, d)
+		prev := cancel
+		cancel = func() { cancelD(); prev() }
+	}
+	unhook := context.AfterFunc(ctx, cancel)
+	return c, func() { unhook(); cancel() }
+}
+
 // connect starts (stdio) or reaches (HTTP) the server and initialises a
 // session. The caller holds the connecting slot.
 func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn, error) {
@@ -108,7 +132,8 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 	}
 	s.catalogueOptions(copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, copts)
-	cs, err := client.Connect(ctx, t, nil)
+	cctx, _ := valueless(ctx) // cancelled with ctx, as the session was before
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: UpstreamRevision})
 	if err != nil {
 		return nil, nil, err
 	}
