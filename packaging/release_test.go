@@ -65,6 +65,7 @@ func TestSnapshotRelease(t *testing.T) {
 	head := strings.TrimSpace(run(t, root(t), "git", "rev-parse", "HEAD"))
 
 	var bin string
+	dir := t.TempDir() // the archive's files, kept for the subtests after it
 	t.Run("archive", func(t *testing.T) {
 		archive := one(t, dist, "toolgate_*_linux_"+arch+".tar.gz")
 		sums, err := os.ReadFile(filepath.Join(dist, "checksums.txt"))
@@ -79,7 +80,6 @@ func TestSnapshotRelease(t *testing.T) {
 		if want := hex.EncodeToString(sum[:]) + "  " + filepath.Base(archive); !strings.Contains(string(sums), want) {
 			t.Errorf("checksums.txt lacks %q:\n%s", want, sums)
 		}
-		dir := t.TempDir()
 		run(t, dir, "tar", "-xzf", archive)
 		for _, f := range []string{"README.md", "CHANGELOG.md", "docs/deploy.md", "docs/upgrade.md"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
