@@ -39,6 +39,12 @@ installed() { # name version
 	[[ -f $pkg ]] && grep -q "\"version\": \"$2\"" "$pkg"
 }
 
+# One install at a time: test packages running in parallel may each call
+# this script in a fresh checkout.
+mkdir -p "$dir"
+exec 9>"$dir/.install.lock"
+flock 9
+
 missing=()
 for spec in "${packages[@]}"; do
 	installed "${spec%@*}" "${spec##*@}" || missing+=("$spec")
