@@ -48,5 +48,5 @@ bench:
 # the OCI images as archives (scripts/build-image.sh, with Podman).
 GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.15.1
 snapshot:
-	$(GO) run $(GORELEASER) release --snapshot --clean
+	TOOLGATE_COMMIT=$$(git rev-parse HEAD) $(GO) run $(GORELEASER) release --snapshot --clean
 	bash scripts/build-image.sh dist

@@ -82,7 +82,7 @@ func checkImage(t *testing.T, dist, bin string) {
 		_ = exec.Command("podman", "volume", "rm", "--force", volume).Run()
 	})
 	ctr := start(t, "podman", append(podmanArgs(), "run", "--name", name, "--network", "host",
-		"--ulimit", "nofile=4096:4096", "-e", "TOOLGATE_KEY=packaging-test-key-0123",
+		"--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096", "-e", "TOOLGATE_KEY=packaging-test-key-0123",
 		"-v", config+":/etc/toolgate/toolgate.yaml:ro,Z", "-v", volume+":/var/lib/toolgate", image)...)
 	ctr.wait("toolgate listening on ")
 	base := "http://127.0.0.1:" + port

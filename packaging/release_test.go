@@ -44,6 +44,7 @@ func snapshot(t *testing.T) string {
 	}
 	cmd := exec.Command("go", "run", makeVar(t, "GORELEASER"), "release", "--snapshot", "--clean", "--config", path)
 	cmd.Dir = top
+	cmd.Env = append(os.Environ(), "TOOLGATE_COMMIT="+strings.TrimSpace(run(t, top, "git", "rev-parse", "HEAD")))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("goreleaser release --snapshot: %v\n%s", err, out)
 	}
