@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,7 +83,7 @@ func checkDeb(t *testing.T, deb, bin string) {
 		if os.Getenv("CI") != "true" || os.Geteuid() != 0 {
 			t.Skip("installs into this machine: only as root under CI=true")
 		}
-		need(t, "dpkg", "runuser")
+		need(t, "dpkg")
 		if _, err := os.Stat("/usr/bin/toolgate"); err == nil {
 			t.Fatal("/usr/bin/toolgate exists already: not installing over it")
 		}
@@ -98,9 +100,17 @@ func checkDeb(t *testing.T, deb, bin string) {
 			t.Errorf("/var/lib/toolgate is %s, want toolgate:toolgate 750", out)
 		}
 		// The unit's command, as the unit's user, in its working directory.
+		u, err := user.Lookup("toolgate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
 		port := freePort(t)
-		p := start(t, "runuser", "-u", "toolgate", "--", "sh", "-c",
-			"cd /var/lib/toolgate && exec /usr/bin/toolgate serve --config /etc/toolgate/toolgate.yaml --listen 127.0.0.1:"+itoa(port))
+		cmd := exec.Command("/usr/bin/toolgate", "serve", "--config", "/etc/toolgate/toolgate.yaml", "--listen", "127.0.0.1:"+itoa(port))
+		cmd.Dir = "/var/lib/toolgate"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		p := startCmd(t, cmd)
 		line := p.wait("toolgate listening on ")
 		base := strings.TrimSpace(line[strings.Index(line, "http://"):])
 		resp, err := http.Get(base + "/healthz")

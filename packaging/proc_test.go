@@ -92,7 +92,13 @@ type proc struct {
 // start runs a process, collecting its stdout and stderr lines.
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, cmd: exec.Command(name, args...), more: make(chan struct{}), done: make(chan struct{})}
+	return startCmd(t, exec.Command(name, args...))
+}
+
+// startCmd is start for a command already set up.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: cmd, more: make(chan struct{}), done: make(chan struct{})}
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w
 	if err := p.cmd.Start(); err != nil {
