@@ -60,7 +60,7 @@ type Source struct {
 	Name string `json:"name,omitempty"`
 	// Listing is an MCP tool's own listing fields as the server gave them
 	// (title, icons, annotations, _meta) as JSON, re-served unchanged on toolgate's
-	// MCP server (CONTRACT section 15, Lists); nil for other sources.
+	// MCP server (docs/mcp-upstreams.md, "What reaches the MCP client"); nil for other sources.
 	Listing string `json:"-"`
 	// EffectSet says the config's tools: entry sets the effect, which the
 	// re-served hints then show instead of the server's annotations.

@@ -43,7 +43,7 @@ func listsUpstream(t *testing.T) (string, map[string]*mcp.Tool) {
 
 // TestImportedListingKept: a Go SDK client of toolgate sees an imported
 // tool's title, icons, annotations and _meta exactly as the upstream
-// listed them (CONTRACT section 15, Lists), except that an effect the
+// listed them (docs/mcp-upstreams.md, "What reaches the MCP client"), except that an effect the
 // config sets (erase: effect write) is shown through the hints. The SDK
 // (v1.8.0) has no execution field, so execution is not tested.
 func TestImportedListingKept(t *testing.T) {

@@ -43,8 +43,8 @@ func Tools(cfg *config.Config) []*mcp.Tool {
 // data follows the tool's declared output schema: export.EnvelopeSchema.
 func EnvelopeSchema(data map[string]any) map[string]any { return export.EnvelopeSchema(data) }
 
-// relist gives an imported MCP tool the fields its server listed (CONTRACT
-// section 15, Lists): title, icons and _meta unchanged, and annotations as
+// relist gives an imported MCP tool the fields its server listed (docs/mcp-upstreams.md,
+// "What reaches the MCP client"): title, icons and _meta unchanged, and annotations as
 // given unless the config sets the effect, which the hints then show (the
 // server's annotations title is kept). A server that gave no annotations
 // gets the hints derived from the effect, as a configured tool does.

@@ -59,7 +59,7 @@ func importedTool(dep string, t *mcp.Tool) (config.ImportedTool, error) {
 }
 
 // listing is the JSON of the listing fields toolgate re-serves unchanged
-// (CONTRACT section 15, Lists): title, icons, annotations and _meta, as
+// (docs/mcp-upstreams.md, "What reaches the MCP client"): title, icons, annotations and _meta, as
 // the SDK decoded them; nil when the server gave none of them. The SDK's
 // Tool (go-sdk v1.8.0) has no execution field, so execution (taskSupport)
 // is neither decoded here nor encodable by toolgate's own SDK server.
