@@ -41,17 +41,8 @@ func ParseExecutionQuery(q url.Values) (types.ExecutionFilter, error) {
 	f := types.ExecutionFilter{RunID: q.Get("run"), Tool: q.Get("tool"), Code: types.Code(q.Get("code")), Limit: DefaultListLimit}
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxListLimit {
-			bad("limit %q must be a whole number from 1 to %d", clip(v), MaxListLimit)
-		} else {
-			f.Limit = n
-		}
-	}
-	if f.Code != "" && !codeShape.MatchString(string(f.Code)) {
-		bad("code %q is not an outcome code (lowercase letters, digits and _, like upstream_error)", clip(string(f.Code)))
-	}
+	f.Limit = parseLimit(q, bad)
+	checkCode("code", f.Code, bad)
 	parseTime := func(name string, dst *time.Time) {
 		v := q.Get(name)
 		if v == "" {
@@ -103,4 +94,27 @@ func decodeCursor(c string) (int64, bool) {
 		return 0, false
 	}
 	return id, true
+}
+
+// parseLimit reads a list's limit parameter: 1 to MaxListLimit, default
+// DefaultListLimit; anything else is a problem told to bad.
+func parseLimit(q url.Values, bad func(format string, args ...any)) int {
+	v := q.Get("limit")
+	if v == "" {
+		return DefaultListLimit
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxListLimit {
+		bad("limit %q must be a whole number from 1 to %d", clip(v), MaxListLimit)
+		return DefaultListLimit
+	}
+	return n
+}
+
+// checkCode tells bad when the parameter name holds something that is not
+// the shape of an outcome code.
+func checkCode(name string, code types.Code, bad func(format string, args ...any)) {
+	if code != "" && !codeShape.MatchString(string(code)) {
+		bad("%s %q is not an outcome code (lowercase letters, digits and _, like ok or upstream_error)", name, clip(string(code)))
+	}
 }

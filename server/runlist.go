@@ -62,17 +62,8 @@ func ParseRunQuery(q url.Values, now time.Time) (store.RunFilter, error) {
 		Query: q.Get("q"), Owner: q.Get("key"), Limit: DefaultListLimit}
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxListLimit {
-			bad("limit %q must be a whole number from 1 to %d", clip(v), MaxListLimit)
-		} else {
-			f.Limit = n
-		}
-	}
-	if f.Code != "" && !codeShape.MatchString(string(f.Code)) {
-		bad("outcome %q is not an outcome code (lowercase letters, digits and _, like ok or upstream_error)", clip(string(f.Code)))
-	}
+	f.Limit = parseLimit(q, bad)
+	checkCode("outcome", f.Code, bad)
 	if v := q.Get("since"); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 			f.Since = t
