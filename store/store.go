@@ -30,6 +30,13 @@ var (
 	ErrStepBudget = errors.New("store: step budget exhausted")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrUnavailable: the store could not be reached, or did not answer
+	// within the operation's deadline (a connection refused, reset or
+	// silent, a database restarting, a disk full). Wrapped with the
+	// cause. A read or an admission that fails so wrote nothing; a write
+	// whose request was sent may or may not have been written, and its
+	// error says so (see each backend).
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // Store is the durable home of runs, executions and operations. Every method
