@@ -151,9 +151,25 @@ func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
 		return p.unknownOutcome(ctx, f, res)
 	}
+	if f.spec.Effect == types.EffectWrite && (out.resent || f.resent) {
+		return p.stillUnknown(ctx, f, res)
+	}
 	if f.spec.Effect == types.EffectWrite {
 		// Nothing happened: forget the intent so the operation may run again.
 		f.settle("")
 	}
 	return res
+}
+
+// stillUnknown answers a write whose last attempt sent nothing (a refused
+// connection, an open breaker) after an earlier attempt that may have
+// acted: one of this call's, or the one that left the operation unknown
+// before this call re-sent it under its key. Nothing proves the operation
+// did not happen, so it stays unknown (it is never forgotten, which would
+// let it run again and leave an effect no ledger knows).
+func (p *Pipeline) stillUnknown(ctx context.Context, f *flight, res *types.Result) *types.Result {
+	f.delivered = true
+	msg := fmt.Sprintf("an earlier attempt of operation %s may have been carried out, and sending it again failed before it reached %s (%s: %s)",
+		f.key, f.spec.Dependency, res.Code(), res.Error.Message)
+	return p.unknownOutcome(ctx, f, envelope.Fail(types.CodeUnknownOutcome, msg, types.Meta{}))
 }

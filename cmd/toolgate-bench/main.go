@@ -1,5 +1,6 @@
 // Command toolgate-bench measures toolgate and writes BENCHMARKS.md.
 //
+//	toolgate-bench faults   a randomised fault run: faults between toolgate and its dependency, then the history check
 //	toolgate-bench load     the load comparison: direct, baseline proxy, toolgate read, toolgate write
 //	toolgate-bench soak     the fault-injection soak (10,000 write calls) beside a textbook retry loop
 //	toolgate-bench report   everything above plus the Go benchmarks; writes BENCHMARKS.md and BENCHMARKS.json
@@ -33,6 +34,7 @@ type command struct {
 // into it (an initialisation cycle otherwise).
 func commands() []command {
 	return []command{
+		{name: "faults", summary: "a randomised fault run (--seed N --duration D): dependency faults under load, then the history check", run: runFaults},
 		{name: "load", summary: "compare direct, a baseline proxy, toolgate read and toolgate write under load", run: runLoad},
 		{name: "proxy", summary: "serve the baseline reverse proxy (the load comparison runs it as its own process)", run: runProxy, hidden: true},
 		{name: "replicas", summary: "durable writes on PostgreSQL: one replica alone, then three at once; calls/s per replica and a ledger check", run: runReplicas},

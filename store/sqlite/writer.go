@@ -178,12 +178,12 @@ func (w *writer) submit(ctx context.Context, req *request) error {
 	}
 	select {
 	case err := <-req.done:
-		return err
+		return diskFull(err)
 	case <-ctx.Done():
 		if req.state.CompareAndSwap(requestQueued, requestAbandoned) {
 			return ctx.Err()
 		}
-		return <-req.done
+		return diskFull(<-req.done)
 	}
 }
 

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/internal/faultproxy"
+)
+
+// faultsFlags are the flags of toolgate-bench faults.
+type faultsFlags struct {
+	seed     uint64
+	duration time.Duration
+	callers  int
+	store    string
+	binary   string
+	keep     bool
+}
+
+func runFaults(ctx context.Context, args []string) error {
+	fs := flagSet("faults", "[--seed N] [--duration D] [--callers N] [--store sqlite|postgres://...] [--toolgate BIN] [--keep]")
+	var f faultsFlags
+	fs.Uint64Var(&f.seed, "seed", uint64(time.Now().UnixNano()), "seed of the faults and their timing (default: the time; printed first)")
+	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to keep injecting faults")
+	fs.IntVar(&f.callers, "callers", 8, "concurrent callers of the steady load")
+	fs.StringVar(&f.store, "store", "sqlite", `"sqlite" (a new file) or the URL of an empty PostgreSQL database`)
+	fs.StringVar(&f.binary, "toolgate", "", "the toolgate binary (default: go build ./cmd/toolgate)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the run's directory (config, SQLite file) and print where it is")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return faultsRun(ctx, f, os.Stdout)
+}
+
+// faultsRun runs one randomised fault run and prints its figures to w;
+// it fails when a promise was broken.
+func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
+	fmt.Fprintf(w, "seed %d (toolgate-bench faults --seed %d --duration %s repeats these faults and their timing)\n", f.seed, f.seed, f.duration)
+	bin, cleanup, err := toolgateBinary(ctx, f.binary)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	dir, err := os.MkdirTemp("", "toolgate-bench-faults-")
+	if err != nil {
+		return err
+	}
+	if f.keep {
+		defer fmt.Fprintln(os.Stderr, "faults directory kept:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	store := ""
+	if f.store != "sqlite" {
+		store = f.store
+	}
+	res, err := faultcheck.Run(ctx, faultcheck.Options{Binary: bin, Dir: dir, Store: store, Callers: f.callers,
+		Duration: f.duration, Progress: w,
+		Schedule: func(p *faultproxy.Proxy) func(int) *faultcheck.Fault { return faultcheck.RandomSchedule(f.seed, p) }})
+	if err != nil {
+		return err
+	}
+	printFaults(w, f.seed, res)
+	if res.Failed() {
+		return fmt.Errorf("seed %d: %d promise(s) broken (first: %s)", f.seed, len(res.Violations), res.Violations[0])
+	}
+	return nil
+}
+
+// printFaults prints a fault run's figures.
+func printFaults(w io.Writer, seed uint64, res *faultcheck.Result) {
+	kinds := map[string]int{}
+	for _, f := range res.Faults {
+		kinds[f.Name]++
+	}
+	fmt.Fprintf(w, "\nseed %d, %s\n", seed, res.Took.Round(time.Second))
+	fmt.Fprintf(w, "faults injected:          %d (%s)\n", len(res.Faults), countList(kinds))
+	codes := map[string]int{}
+	for c, n := range res.Codes {
+		codes[string(c)] = n
+	}
+	fmt.Fprintf(w, "calls:                    %d, %d answered (%s)\n", res.Calls, res.Answered, countList(codes))
+	fmt.Fprintf(w, "provider effects:         %d, ledger operations %d\n", res.Effects, res.LedgerOps)
+	fmt.Fprintf(w, "duplicates:               %d\n", res.Duplicates)
+	fmt.Fprintf(w, "lost rows:                %d (effects the ledger does not know: %d, answers with an effect and no row: %d)\n",
+		res.Lost+res.MissingRows, res.Lost, res.MissingRows)
+	fmt.Fprintf(w, "unsettled after reconcile: %d (reconcile settled %d; unknown and never made: %d)\n", res.Unsettled, res.Reconciled, res.UnknownUnmade)
+	fmt.Fprintf(w, "bad answers:              %d (no answer, HTTP 500, internal_error)\n", res.BadAnswers)
+	fmt.Fprintf(w, "state or replay mismatch: %d\n", res.StateMismatches)
+	fmt.Fprintf(w, "worst recovery:           %s (limit %s)\n", res.WorstRecovery.Round(time.Millisecond), faultcheck.RecoveryLimit)
+	fmt.Fprintf(w, "worst answer over budget: %s (limit %s; answers past it: %d)\n", max(res.WorstOver, 0).Round(time.Millisecond), faultcheck.Slack, res.OverBudget)
+	fmt.Fprintf(w, "duplicate_in_flight late: %d\n", res.LateInFlight)
+	fmt.Fprintf(w, "violations:               %d\n", len(res.Violations))
+	for _, v := range res.Violations {
+		fmt.Fprintln(w, "  -", v)
+	}
+}
+
+// countList is "a 3, b 1", by name.
+func countList(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
+}

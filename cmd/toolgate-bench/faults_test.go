@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/bench/serveproc"
+	"github.com/toolgate/toolgate/internal/testbin"
+)
+
+// TestFaultsShortRun runs toolgate-bench faults for 10 s on the real
+// binary (race-enabled when the test is): the seed comes first, then the
+// faults, then the figures, and no promise may be broken.
+func TestFaultsShortRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 s fault run on the real binary")
+	}
+	bin, err := serveproc.Build(context.Background(), t.TempDir(), testbin.Race)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = faultsRun(context.Background(), faultsFlags{seed: 42, duration: 10 * time.Second, callers: 4, store: "sqlite", binary: bin}, &out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !strings.HasPrefix(text, "seed 42 ") {
+		t.Errorf("the output does not begin with the seed:\n%s", text)
+	}
+	for _, want := range []string{"fault 1: dependency ", "duplicates:               0", "lost rows:                0",
+		"unsettled after reconcile: 0", "violations:               0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+}
