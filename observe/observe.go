@@ -63,6 +63,10 @@ type Facts struct {
 	// honour, whose verify read shows another result. The advice is then
 	// escalate.
 	Doubt string
+	// Unrecorded says the call's outcome could not be recorded (toolgate's
+	// store did not answer): an unknown_outcome for that reason, not a
+	// verify's.
+	Unrecorded bool
 }
 
 // Annotate fills in res.Observation and the advice fields of res.Meta.
@@ -127,7 +131,7 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		return types.NextRetry, 0, ""
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
 		return types.NextWait, ms(f.RetryAfter), ""
-	case types.CodeRunBusy:
+	case types.CodeRunBusy, types.CodeStoreUnavailable:
 		return types.NextWait, ms(f.RetryAfter), ""
 	case types.CodeQuotaExceeded:
 		if f.RetryAfter > 0 {
@@ -241,6 +245,10 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 			verifyFirst(b, f)
 		}
 	case types.CodeUnknownOutcome:
+		if f.Unrecorded {
+			b.WriteString(" The action MAY have been carried out, but toolgate's database did not answer, so it is not recorded yet (it will be once the database is back). Do not repeat it as a new action; repeating this exact call is safe: toolgate will check before sending anything.")
+			break
+		}
 		if f.VerifyWith != "" {
 			fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
 		} else {
@@ -252,6 +260,8 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 		fmt.Fprintf(b, " The same operation is running right now; wait %s and repeat this exact call to get its result. Do not change the arguments.", seconds(f.RetryAfter))
 	case types.CodeRunBusy:
 		fmt.Fprintf(b, " Nothing was done: another call of this run that reads or changes the run's state was still running. Wait %s and repeat this exact call; it will be judged against the state that call leaves.", seconds(f.RetryAfter))
+	case types.CodeStoreUnavailable:
+		fmt.Fprintf(b, " Nothing was done and nothing was sent: toolgate's own database did not answer in time. Wait %s and repeat this exact call; it is safe to repeat.", seconds(f.RetryAfter))
 	case types.CodeQuotaExceeded:
 		if f.RetryAfter > 0 {
 			fmt.Fprintf(b, " Nothing was done. Wait %s and repeat the call, or escalate if it cannot wait.", seconds(f.RetryAfter))

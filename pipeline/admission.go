@@ -59,6 +59,8 @@ func (p *Pipeline) takeStepFirst(ctx context.Context, f *flight) *types.Result {
 	if f.admission != stepFirst {
 		return nil
 	}
+	ctx, cancel := p.admitCtx(ctx, f)
+	defer cancel()
 	step, err := p.store.AdmitStep(ctx, f.run.ID)
 	if err != nil {
 		f.admission = notAdmitted
@@ -74,7 +76,26 @@ func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 		return p.exhausted(f)
 	}
 	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
-	return envelope.Fail(types.CodeInternalError, "toolgate could not record this call; nothing was done. Try again shortly or escalate.", types.Meta{})
+	return p.storeUnavailable(f, "toolgate's database did not take this call's admission in time, so nothing was done")
+}
+
+// storeUnavailable answers a call the store could not admit (it could not
+// be reached, did not answer in time, or the process could not confirm its
+// liveness in it): nothing was done and nothing sent, and the same call
+// may be repeated once the store is back.
+func (p *Pipeline) storeUnavailable(f *flight, msg string) *types.Result {
+	f.wait = storeRetryAfter
+	return envelope.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
+}
+
+// admitCtx bounds the admission of f by the call's deadline, its start
+// plus its total timeout: time spent waiting on the store counts.
+func (p *Pipeline) admitCtx(ctx context.Context, f *flight) (context.Context, context.CancelFunc) {
+	if f.spec == nil {
+		return context.WithTimeout(ctx, commitGrace)
+	}
+	// Durations, not deadlines: the pipeline's clock may not be the wall's.
+	return context.WithTimeout(ctx, f.started.Add(f.spec.Timeout.Total.D()).Sub(p.clock.Now()))
 }
 
 // exhausted answers a call refused for the run's step budget.

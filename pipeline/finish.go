@@ -22,23 +22,34 @@ import (
 // run's last step taken by another call between its admission and its
 // commit: it is then recorded once more, answered as refused for the
 // budget (a read's or a refusal's request changed nothing).
+//
+// The records are waited for until the call's deadline and commitGrace
+// after it at most: a call whose records the store did not take by then
+// is answered without them (unrecorded), and they are kept in the outbox,
+// written as soon as the store takes them.
 func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *types.Result {
+	ctx, cancel := context.WithTimeout(ctx, max(f.deadline.Sub(p.clock.Now()), 0)+commitGrace)
+	defer cancel()
 	err := p.record(ctx, f, res)
 	if f.admission == stepInCommit && errors.Is(err, store.ErrStepBudget) {
 		f.admission = notAdmitted
 		res = p.exhausted(f)
 		err = p.record(ctx, f, res)
 	}
+	var k *kept
 	if err != nil {
-		p.log.Error("commit failed", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
-		res = unrecorded(f, res)
+		p.log.Error("commit failed; the call's records are kept until the store takes them", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
+		res, k = p.unrecorded(f, res)
 	}
 	p.releaseSlot(ctx, f, err == nil)
-	if f.key != "" && f.settled {
+	if f.key != "" && f.settled && err == nil {
 		p.waiters.notify(f.key)
 	}
 	if level := levelFor(res); p.log.Enabled(ctx, level) {
 		p.log.LogAttrs(ctx, level, "call", slogAttrs(res)...)
+	}
+	if k != nil {
+		p.keep(k) // last: the outbox's writer may read f from now on
 	}
 	return res
 }
@@ -48,6 +59,15 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 // that the observation can say when it is left out; the commit applies it
 // to the newest state.
 func (p *Pipeline) record(ctx context.Context, f *flight, res *types.Result) error {
+	finished, update := p.prepare(f, res)
+	// 6 monitor and 7 state: the execution row, the state and the
+	// operation's settlement in one transaction.
+	return p.commit(ctx, f, res, finished, update)
+}
+
+// prepare is stages 4, 5 and 7 computed: it completes res and returns
+// when the call finished and what its commit changes.
+func (p *Pipeline) prepare(f *flight, res *types.Result) (time.Time, stateChange) {
 	finished := p.clock.Now()
 	// 4 normalise: one result shape, whatever happened.
 	rejected := p.normalise(f, res, finished)
@@ -56,9 +76,7 @@ func (p *Pipeline) record(ctx context.Context, f *flight, res *types.Result) err
 	update := p.stateUpdate(f, res)
 	// 5 feedback: what happened, what to do next, what was left out.
 	p.feedback(f, res, rejected, update.note)
-	// 6 monitor and 7 state: the execution row, the state and the
-	// operation's settlement in one transaction.
-	return p.commit(ctx, f, res, finished, update)
+	return finished, update
 }
 
 // normalise completes the envelope (stage 4): meta, an answer that breaks
@@ -95,7 +113,7 @@ func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessa
 	}
 	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
 		Verified: res.Meta.Verified && !res.Meta.Replayed, // settled by this call's verify read
-		Doubt:    f.doubt}
+		Doubt:    f.doubt, Unrecorded: f.unrecorded}
 	if fail := f.failure; fail != nil {
 		facts.Status = fail.Status
 		if res.Code() == fail.Code {
@@ -130,17 +148,32 @@ func completedAt(op *types.Operation) time.Time {
 	return op.CompletedAt
 }
 
-// unrecorded is the answer of a call whose records could not be committed.
-func unrecorded(f *flight, res *types.Result) *types.Result {
-	failed := envelope.Fail(types.CodeInternalError, "toolgate could not record the outcome of this call.", res.Meta)
-	failed.Meta.Next = types.NextEscalate
-	if f.attempts > 0 && f.spec != nil && f.spec.Effect == types.EffectWrite {
-		failed.Meta.SideEffect = types.SideEffectUnknown
-		failed.Observation = "toolgate could not record the outcome of this call (internal_error). The action MAY have been carried out; do not repeat it as a new action. Repeating this exact call is safe: toolgate will check before sending anything. If that fails too, escalate."
-		failed.Meta.Next = types.NextVerify
+// unrecorded is the answer of a call whose records the store did not
+// take (it could not be reached, or did not answer in time), and those
+// records, to keep in the outbox: unknown_outcome when the call's effect
+// may have happened (its operation is then recorded unknown, for a repeat
+// to verify), else store_unavailable (nothing was done that needs
+// undoing: a read, a refusal, a write never sent). The state update is
+// left out: the answer is not a success.
+func (p *Pipeline) unrecorded(f *flight, res *types.Result) (*types.Result, *kept) {
+	sideEffect := res.Meta.SideEffect
+	if !res.Meta.Replayed && (sideEffect == types.SideEffectCommitted || sideEffect == types.SideEffectUnknown) {
+		res = envelope.Fail(types.CodeUnknownOutcome, "toolgate could not record the outcome of this call: its database did not answer in time", types.Meta{})
+		f.delivered = true
+		if f.settled && f.opStatus != "" {
+			f.opStatus = types.OpUnknown
+		}
+		f.unrecorded = true
 	} else {
-		failed.Meta.SideEffect = types.SideEffectNone
-		failed.Observation = "toolgate could not record this call (internal_error); nothing was done. Try again shortly, or escalate if it keeps happening."
+		res = envelope.Fail(types.CodeStoreUnavailable, "toolgate's database did not answer in time, so this call was not carried out", types.Meta{})
+		f.wait = storeRetryAfter
 	}
-	return failed
+	f.failure, f.execNote, f.doubt = nil, "", ""
+	finished, _ := p.prepare(f, res)
+	_, c, err := p.row(f, res, finished, nil)
+	if err != nil {
+		p.log.Error("the records of an unrecorded call could not be built", "run", f.run.ID, "tool", f.call.Tool, "err", err)
+		return res, nil
+	}
+	return res, &kept{c: c, key: f.key, fence: f.fence, uncertain: true}
 }

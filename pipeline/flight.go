@@ -54,6 +54,8 @@ type flight struct {
 	doubt     string           // why a re-sent write's answer may not be its only effect
 	settled   bool             // the commit settles the write's operation...
 	opStatus  types.OpStatus   // ...to this status ("" deletes it: nothing happened)
+	// unrecorded: the store did not take the call's records (finish).
+	unrecorded bool
 
 	// Advice for feedback (5): when the model may try again. Set by the
 	// stage that gave the answer.

@@ -21,6 +21,10 @@ import (
 // withStep (admission stepWithBegin) makes the first write also take the
 // call's step.
 func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.Result {
+	if res := p.flushKey(ctx, f.key); res != nil {
+		f.wait = storeRetryAfter
+		return res
+	}
 	for {
 		existing, began, res := p.beginOnce(ctx, f, withStep)
 		withStep = false
@@ -50,7 +54,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 		fence, err := p.fencer.Fence()
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
-			return nil, false, envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
+			return nil, false, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		f.fence = &fence
 	}
@@ -73,7 +77,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 	}
 	if err != nil {
 		p.log.Error("ledger begin failed", "key", f.key, "err", err)
-		return nil, false, envelope.Fail(types.CodeInternalError, "toolgate could not record the operation before sending it, so nothing was sent. Try again shortly or escalate.", types.Meta{})
+		return nil, false, p.storeUnavailable(f, "toolgate could not record the operation before sending it (its database did not answer in time), so nothing was sent")
 	}
 	return existing, began, nil
 }
@@ -119,7 +123,8 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 	case errors.Is(err, store.ErrNotFound):
 		return nil, true // removed meanwhile: nothing happened, begin afresh
 	case err != nil:
-		return envelope.Fail(types.CodeInternalError, "toolgate could not claim the operation; nothing was sent. Try again shortly or escalate.", types.Meta{}), false
+		p.log.Error("claiming an operation failed", "key", f.key, "err", err)
+		return p.storeUnavailable(f, "toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
 	case !claimed:
 		return nil, true // another call claimed it: wait for its outcome
 	case f.keyHonoured():

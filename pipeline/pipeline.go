@@ -89,6 +89,9 @@ type Pipeline struct {
 	// admitter, found likewise, takes a write's step and begins its
 	// operation in one durable write; nil: two writes.
 	admitter store.Admitter
+	// outbox keeps the records of calls answered while the store did not
+	// take them, and writes them once it does (outbox.go).
+	outbox outbox
 }
 
 // New checks cfg, compiles every schema and expression once, and returns a
@@ -149,9 +152,12 @@ func New(cfg *Config) (*Pipeline, error) {
 	return p, nil
 }
 
-// Close releases the pipeline's idle connections. It does not close the
-// store, which the caller owns.
+// Close writes the records the store could not take when their calls
+// ended, if it takes them now (trying for a few seconds), and releases the
+// pipeline's idle connections. It does not close the store, which the
+// caller owns.
 func (p *Pipeline) Close() {
+	p.closeOutbox()
 	if p.httpExec != nil {
 		p.httpExec.Close()
 	}

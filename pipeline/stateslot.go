@@ -52,12 +52,19 @@ import (
 // by this call), or the call's answer.
 func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 	limiter := p.limiter
+	if res := p.flushKey(ctx, f.key); res != nil {
+		f.wait = storeRetryAfter
+		f.answeredUnadmitted()
+		return res
+	}
 	for {
 		a, res := p.storeAdmission(f)
 		if res != nil {
 			return res
 		}
-		got, err := limiter.Admit(ctx, a)
+		actx, cancel := context.WithTimeout(ctx, f.deadline.Sub(p.clock.Now()))
+		got, err := limiter.Admit(actx, a)
+		cancel()
 		switch {
 		case errors.Is(err, store.ErrWriterBusy):
 			if res := p.awaitWriter(ctx, f, limiter, a.Writer); res != nil {

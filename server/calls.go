@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 
 	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/types"
@@ -62,13 +63,21 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, call *types.Call) 
 
 // writeResult answers a call's envelope with 200, encoded as writeJSON
 // would encode it, without reflection (types.Result.AppendJSON).
+//
+// A call the store could not admit (store_unavailable) is answered 503,
+// with Retry-After: nothing was done, and the same call may be repeated.
 func writeResult(w http.ResponseWriter, res *types.Result) {
+	status := http.StatusOK
+	if res.Code() == types.CodeStoreUnavailable {
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", strconv.FormatInt(max(1, (res.Meta.RetryAfterMS+999)/1000), 10))
+	}
 	buf, err := res.AppendJSON(make([]byte, 0, 512+len(res.Data)+len(res.Observation)), false)
 	if err != nil {
-		writeJSON(w, http.StatusOK, res)
+		writeJSON(w, status, res)
 		return
 	}
-	writeEncoded(w, http.StatusOK, append(buf, '\n'))
+	writeEncoded(w, status, append(buf, '\n'))
 }
 
 // decodeCall reads the body of a call:

@@ -56,9 +56,9 @@ func storeError(err error) *apiError {
 		// done, and nobody reads the answer.
 		return &apiError{status: statusClientClosed, code: types.CodeBadRequest,
 			message: "the client closed the request before it was admitted; nothing was done", cause: err}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &apiError{status: http.StatusServiceUnavailable, code: types.CodeUnavailable,
-			message: "toolgate's store did not answer in time", cause: err}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, store.ErrUnavailable):
+		return &apiError{status: http.StatusServiceUnavailable, code: types.CodeStoreUnavailable,
+			message: "toolgate's database did not answer in time", cause: err}
 	}
 	return internalError(err)
 }
@@ -77,15 +77,16 @@ var advice = map[types.Code]struct {
 	next types.Next
 	text string
 }{
-	types.CodeBadRequest:      {types.NextFixArgs, "Nothing was done. Fix the request and send it again; the same request will be refused the same way."},
-	types.CodeUnauthorized:    {types.NextEscalate, "Nothing was done. Do not retry with the same key; ask whoever runs the agent host for a valid toolgate key."},
-	types.CodeNotFound:        {types.NextStop, "Nothing was done. Check the id in the URL; to start over, create a run with POST /v1/runs."},
-	types.CodeRunExists:       {types.NextFixArgs, "Nothing was done. Use the existing run, or create this one with another run_id (or none, to get a fresh one)."},
-	types.CodeBodyTooLarge:    {types.NextFixArgs, "Nothing was done. Send a smaller body: shorten the arguments or pass large content by reference."},
-	types.CodeUnsupportedType: {types.NextFixArgs, "Nothing was done. Send the body as JSON with the header Content-Type: application/json."},
-	types.CodeInternalError:   {types.NextEscalate, "Nothing was done by this request. Try again shortly, and escalate if it keeps happening."},
-	types.CodeUnavailable:     {types.NextWait, "Nothing was done. Wait a few seconds and send the same request again."},
-	types.CodeForbidden:       {types.NextEscalate, "Nothing was done. This key may not do this; do not retry, escalate to whoever runs toolgate."},
+	types.CodeBadRequest:       {types.NextFixArgs, "Nothing was done. Fix the request and send it again; the same request will be refused the same way."},
+	types.CodeUnauthorized:     {types.NextEscalate, "Nothing was done. Do not retry with the same key; ask whoever runs the agent host for a valid toolgate key."},
+	types.CodeNotFound:         {types.NextStop, "Nothing was done. Check the id in the URL; to start over, create a run with POST /v1/runs."},
+	types.CodeRunExists:        {types.NextFixArgs, "Nothing was done. Use the existing run, or create this one with another run_id (or none, to get a fresh one)."},
+	types.CodeBodyTooLarge:     {types.NextFixArgs, "Nothing was done. Send a smaller body: shorten the arguments or pass large content by reference."},
+	types.CodeUnsupportedType:  {types.NextFixArgs, "Nothing was done. Send the body as JSON with the header Content-Type: application/json."},
+	types.CodeInternalError:    {types.NextEscalate, "Nothing was done by this request. Try again shortly, and escalate if it keeps happening."},
+	types.CodeUnavailable:      {types.NextWait, "Nothing was done. Wait a few seconds and send the same request again."},
+	types.CodeStoreUnavailable: {types.NextWait, "Nothing was done and nothing was sent. Wait a second and send the same request again."},
+	types.CodeForbidden:        {types.NextEscalate, "Nothing was done. This key may not do this; do not retry, escalate to whoever runs toolgate."},
 }
 
 // envelope is the result envelope of a gateway refusal.
@@ -102,8 +103,12 @@ func (e *apiError) envelope() *types.Result {
 		Observation: fmt.Sprintf("toolgate refused the request (%s, HTTP %d): %s. %s",
 			e.code, e.status, strings.TrimSuffix(e.message, "."), a.text),
 	}
-	if e.code == types.CodeUnavailable {
+	switch e.code {
+	case types.CodeUnavailable:
 		res.Meta.RetryAfterMS = 2000
+	case types.CodeStoreUnavailable:
+		res.Meta.RetryAfterMS = 1000
+		res.Error.Retryable = true
 	}
 	return res
 }
@@ -132,8 +137,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 
 // respond answers a refusal without logging it.
 func respond(w http.ResponseWriter, e *apiError) {
-	if e.code == types.CodeUnavailable {
+	switch e.code {
+	case types.CodeUnavailable:
 		w.Header().Set("Retry-After", "2")
+	case types.CodeStoreUnavailable:
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, e.status, e.envelope())
 }

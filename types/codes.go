@@ -45,6 +45,11 @@ const (
 	// was still in flight at this call's deadline; nothing was done, and
 	// repeating the call later is safe (an extension of the contract).
 	CodeRunBusy Code = "run_busy"
+	// CodeStoreUnavailable: toolgate's own store (its database or disk)
+	// could not take the call's admission in time; nothing was done and
+	// nothing was sent, and repeating the call later is safe
+	// (docs/errors.md).
+	CodeStoreUnavailable Code = "store_unavailable"
 
 	// Gateway refusals, answered with a 4xx/5xx status by the server.
 	CodeBadRequest      Code = "bad_request"
@@ -61,7 +66,7 @@ const (
 // a rule code (a Code not listed here) is not.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout, CodeRunBusy:
+	case CodeConnectFailed, CodeConnectTimeout, CodeRateLimited, CodeUpstreamError, CodeTimeout, CodeRunBusy, CodeStoreUnavailable:
 		return true
 	}
 	return false

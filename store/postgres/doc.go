@@ -56,10 +56,25 @@
 // As in store/sqlite, a write's ctx governs its admission: a caller whose
 // ctx ends before a connection is free gets ctx.Err() (wrapped) and nothing
 // is written. Once it holds a connection, the write runs to its end under
-// context.WithoutCancel(ctx), bounded by Options.WriteTimeout, so an error
-// that is the caller's context error always means "not written". A write
-// that exceeds WriteTimeout fails with an error that says its outcome is
-// unknown, and is not a context error.
+// context.WithoutCancel(ctx), bounded by Options.WriteTimeout or ctx's
+// deadline, whichever is nearer, so an error that is the caller's context
+// error always means "not written". A write cut by that bound fails with
+// an error that says its outcome is unknown, wraps store.ErrUnavailable,
+// and is not a context error. A caller of a batched write (Commit,
+// AdmitAndBegin) waits no longer than its deadline either.
+//
+// # Faults
+//
+// Every error that says the database could not be reached or did not
+// answer (a refused, reset or silent connection, a restart, a server out
+// of connections or disk) wraps store.ErrUnavailable; the pipeline answers
+// store_unavailable for an admission that fails so. A read of one row is
+// bounded by Options.ReadTimeout when its ctx allows longer. A connection
+// broken during a fault is not used again: pgx closes one that failed,
+// the pool pings one idle for more than a second before lending it, and
+// the writer does the same with its own connections, and sends a batch
+// again, once, on a new connection when the old one failed before
+// anything was sent. docs/reliability-postgres.md says what a caller sees.
 //
 // # Replicas and leases
 //

@@ -219,7 +219,12 @@ func (l *liveness) run() {
 		case <-t.C:
 		}
 		if l.conn == nil {
-			if err := l.acquire(context.Background()); err != nil {
+			// Bounded: a database that accepts and never answers must not
+			// hold the keepalive (nor Close) at the connect.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*l.opts.Bound)
+			err := l.acquire(ctx)
+			cancel()
+			if err != nil {
 				if failures%50 == 0 { // the first, then every 50th
 					l.log.Warn("postgres: liveness lock not re-acquired; writes stay stopped", "attempts", failures+1, "err", err)
 				}

@@ -44,8 +44,14 @@ type Options struct {
 	// to MaxConns + 9. Default 16.
 	MaxConns int32
 	// WriteTimeout bounds a write once it holds a connection (the caller's
-	// ctx no longer applies then; see the package doc). Default 30s.
+	// ctx no longer applies then, except that its deadline, when earlier,
+	// bounds the write too; see the package doc). Default 30s.
 	WriteTimeout time.Duration
+	// ReadTimeout bounds a read of one row (a run, an operation) when the
+	// caller's ctx allows it longer, so that a database that does not
+	// answer costs a caller without a deadline this much at most.
+	// Default 2s.
+	ReadTimeout time.Duration
 	// ExpireLeasesEvery, when positive, runs ExpireLeases(now) in the
 	// background at that interval until Close, and TakeOver for the owner
 	// of every started operation, so that the operations of a dead replica
@@ -71,6 +77,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	return o
 }
@@ -181,14 +190,18 @@ func (s *Store) expireLoop() {
 			return
 		case <-t.C:
 		}
-		n, err := s.ExpireLeases(context.Background(), s.opts.Clock.Now())
+		// Each sweep is bounded, so that a database that does not answer
+		// holds neither the next sweep nor Close.
+		ctx, cancel := context.WithTimeout(context.Background(), max(s.opts.ExpireLeasesEvery, s.opts.ReadTimeout))
+		n, err := s.ExpireLeases(ctx, s.opts.Clock.Now())
 		switch {
 		case err != nil && !errors.Is(err, store.ErrClosed):
 			s.opts.Logger.Warn("postgres: background lease expiry failed", "err", err)
 		case n > 0:
 			s.opts.Logger.Info("postgres: leases expired; their operations are now unknown", "operations", n)
 		}
-		gone, err := s.takeOverGone(context.Background())
+		gone, err := s.takeOverGone(ctx)
+		cancel()
 		switch {
 		case err != nil && !errors.Is(err, store.ErrClosed):
 			s.opts.Logger.Warn("postgres: background takeover of dead owners failed", "err", err)
@@ -217,21 +230,34 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 		return s.readErr(op, err)
 	}
 	defer conn.Release()
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+	limit := s.writeLimit(ctx)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	err = fn(wctx, conn)
 	switch {
 	case err == nil:
 		return nil
 	case wctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || conn.Conn().IsClosed()):
-		return fmt.Errorf("postgres: %s: no answer within %s; the write's outcome is unknown (%v)", op, s.opts.WriteTimeout, err)
+		return fmt.Errorf("postgres: %s: %w: no answer within %s; the write's outcome is unknown (%v)", op, store.ErrUnavailable, limit.Round(time.Millisecond), err)
 	default:
-		return fmt.Errorf("postgres: %s: %w", op, err)
+		return fmt.Errorf("postgres: %s: %w", op, unavailable(err))
 	}
+}
+
+// writeLimit is how long a write that holds a connection may run:
+// Options.WriteTimeout, or less when ctx's deadline is nearer (but never
+// less than a millisecond: the write, once started, gets its answer or
+// its unknown outcome).
+func (s *Store) writeLimit(ctx context.Context) time.Duration {
+	limit := s.opts.WriteTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		limit = max(min(limit, time.Until(dl)), time.Millisecond)
+	}
+	return limit
 }
 
 // readErr wraps the error of a read (or of taking a connection); one that
 // lost the race with Close answers store.ErrClosed.
 func (s *Store) readErr(op string, err error) error {
-	return sqlq.ReadErr("postgres", &s.closed, op, err)
+	return sqlq.ReadErr("postgres", &s.closed, op, unavailable(err))
 }

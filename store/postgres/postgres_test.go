@@ -75,10 +75,11 @@ func TestNanoseconds(t *testing.T) {
 	}
 }
 
-// TestWriteContext: a write's ctx governs its admission only. A write
-// that holds a connection runs to its end and answers the true outcome
-// even when its ctx ends meanwhile; a write still waiting for a connection
-// when its ctx ends answers the context's error and writes nothing.
+// TestWriteContext: a write's ctx's cancellation governs its admission
+// only. A write that holds a connection runs to its end and answers the
+// true outcome even when its ctx is cancelled meanwhile; a write still
+// waiting for a connection when its ctx ends answers the context's error
+// and writes nothing. (Its deadline bounds the write: TestWriteDeadline.)
 func TestWriteContext(t *testing.T) {
 	s := postgrestest.Open(t, postgres.Options{MaxConns: 1})
 	if err := s.CreateRun(t.Context(), &types.Run{ID: "r"}); err != nil {
@@ -103,7 +104,7 @@ func TestWriteContext(t *testing.T) {
 		err  error
 	}
 	first := make(chan admitted, 1)
-	short, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	short, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
 		step, err := s.AdmitStep(short, "r")
@@ -128,7 +129,7 @@ func TestWriteContext(t *testing.T) {
 	if _, err := s.AdmitStep(waiting, "r"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("AdmitStep waiting for a connection = %v, want context.DeadlineExceeded", err)
 	}
-	<-short.Done()
+	cancel()
 	if err := tx.Rollback(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,11 @@ func (s *Store) newReads() sqlq.Reads {
 // readDB is the store as the shared reads see it (sqlq.DB).
 type readDB Store
 
-// QueryRow runs a read that returns one row on a connection of the pool.
+// QueryRow runs a read that returns one row on a connection of the pool,
+// within Options.ReadTimeout at most (taking the connection included).
 func (r *readDB) QueryRow(ctx context.Context, query string, args ...any) sqlq.Row {
-	return r.pool.QueryRow(ctx, query, args...)
+	ctx, cancel := bounded(ctx, r.opts.ReadTimeout)
+	return cancelRow{row: r.pool.QueryRow(ctx, query, args...), cancel: cancel}
 }
 
 // Query runs a read on a connection of the pool.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -71,6 +72,10 @@ type request struct {
 	// outcome is the request's own answer, kept until its batch commits.
 	outcome error
 	done    chan error
+	// deadline is the caller's (zero: none): the batch that takes the
+	// request runs until the latest deadline of its requests, within
+	// Options.WriteTimeout.
+	deadline time.Time
 }
 
 // WriterStats counts the work of the store's writer since Open.
@@ -151,11 +156,15 @@ func newWriter(s *Store, cfg *pgx.ConnConfig, h writerHooks) *writer {
 // batch takes r, do returns ctx's error and r never runs. Once taken, r
 // runs and do waits for its transaction's end (bounded by
 // Options.WriteTimeout) and returns the true outcome even if ctx has ended
-// meanwhile; so does a batch that do leads.
+// meanwhile; so does a batch that do leads. A caller whose ctx has a
+// deadline waits no longer than that deadline, even for a batch another
+// leads: it is then answered that the write's outcome is unknown
+// (store.ErrUnavailable), and the batch goes on without it.
 func (w *writer) do(ctx context.Context, r *request) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: %s: %w", r.op, err)
 	}
+	r.deadline, _ = ctx.Deadline()
 	r.done = make(chan error, 1)
 	w.mu.Lock()
 	if w.closed {
@@ -175,7 +184,7 @@ func (w *writer) do(ctx context.Context, r *request) error {
 			if r.state.Load() != requestQueued {
 				// Taken into another's batch, which answers it.
 				w.idle <- struct{}{}
-				return <-r.done
+				return w.wait(ctx, r)
 			}
 			h := w.pop()
 			w.lead(h)
@@ -183,10 +192,26 @@ func (w *writer) do(ctx context.Context, r *request) error {
 			w.idle <- struct{}{}
 		case <-ctx.Done():
 			if r.state.CompareAndSwap(requestQueued, requestAbandoned) {
-				return fmt.Errorf("postgres: %s: %w", r.op, ctx.Err())
+				return fmt.Errorf("postgres: %s: %w", r.op, unavailable(ctx.Err()))
 			}
-			return <-r.done
+			return w.wait(ctx, r)
 		}
+	}
+}
+
+// wait waits for the outcome of r, taken into another caller's batch,
+// until ctx's deadline at most (not its cancellation: see do).
+func (w *writer) wait(ctx context.Context, r *request) error {
+	if r.deadline.IsZero() {
+		return <-r.done
+	}
+	t := time.NewTimer(time.Until(r.deadline))
+	defer t.Stop()
+	select {
+	case err := <-r.done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("postgres: %s: %w: no answer by the caller's deadline; the write's outcome is unknown", r.op, store.ErrUnavailable)
 	}
 }
 

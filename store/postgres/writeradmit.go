@@ -45,10 +45,12 @@ func (s *Store) admitAndBegin(ctx context.Context, runID string, op *types.Opera
 		return step, nil, true, nil
 	}
 	// The key exists (or existed a moment ago): read it, or begin afresh
-	// if it was deleted in between; the step is ours already, so ctx no
-	// longer applies.
+	// if it was deleted in between; the step is ours already, so ctx's
+	// cancellation no longer applies (its deadline does).
 	var existing *types.Operation
-	err := s.write(context.WithoutCancel(ctx), r.op, func(ctx context.Context, conn *pgxpool.Conn) (err error) {
+	dctx, cancel := detach(ctx)
+	defer cancel()
+	err := s.write(dctx, r.op, func(ctx context.Context, conn *pgxpool.Conn) (err error) {
 		existing, err = beginOnConn(ctx, conn, args[:9], op.Key)
 		return err
 	})

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/toolgate/toolgate/store"
 )
 
 // connHolder is the writer's connection, outside the pool (the pool's
@@ -18,10 +21,19 @@ import (
 type connHolder struct {
 	cfg  *pgx.ConnConfig
 	conn *pgx.Conn
+	// used is when the connection last ended a batch.
+	used time.Time
 }
 
-// get returns the connection, opening one when there is none.
+// get returns the connection, opening one when there is none. One that
+// sat idle for idlePing is pinged first, and replaced if the ping fails:
+// the database may have restarted, or the network reset it, meanwhile.
 func (h *connHolder) get(ctx context.Context) (*pgx.Conn, error) {
+	if h.conn != nil && !h.conn.IsClosed() && time.Since(h.used) > idlePing {
+		if err := h.conn.Ping(ctx); err != nil {
+			h.release()
+		}
+	}
 	if h.conn != nil && h.conn.IsClosed() {
 		h.release()
 	}
@@ -32,6 +44,7 @@ func (h *connHolder) get(ctx context.Context) (*pgx.Conn, error) {
 		}
 		h.conn = conn
 	}
+	h.used = time.Now()
 	return h.conn, nil
 }
 
@@ -49,8 +62,9 @@ func (h *connHolder) release() {
 // order), so that every replica takes the row locks of runs in one order.
 func (w *writer) runBatch(h *connHolder, reqs []*request) {
 	slices.SortStableFunc(reqs, func(a, b *request) int { return strings.Compare(a.runID, b.runID) })
-	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.WriteTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), batchLimit(reqs, w.s.opts.WriteTimeout))
 	defer cancel()
+	defer func() { h.used = time.Now() }()
 	w.ran.Add(uint64(len(reqs)))
 	alone := w.tryBatch(ctx, h, reqs)
 	for i, r := range alone {
@@ -62,12 +76,29 @@ func (w *writer) runBatch(h *connHolder, reqs []*request) {
 	}
 }
 
+// batchLimit is how long a batch of reqs may run: until the latest of
+// their callers' deadlines (a caller waits no longer: see writer.do), and
+// never longer than limit, Options.WriteTimeout.
+func batchLimit(reqs []*request, limit time.Duration) time.Duration {
+	var latest time.Time
+	for _, r := range reqs {
+		if r.deadline.IsZero() {
+			return limit
+		}
+		if r.deadline.After(latest) {
+			latest = r.deadline
+		}
+	}
+	return max(min(limit, time.Until(latest)), time.Millisecond)
+}
+
 // tryBatch sends reqs as one transaction until it commits, setting apart
 // the request whose statement failed (after two failures, every request).
 // It answers the requests it committed, or all of them when the
 // connection failed, and returns those set apart. A single request is
 // always answered: its failure is its outcome.
 func (w *writer) tryBatch(ctx context.Context, h *connHolder, reqs []*request) (alone []*request) {
+	retried := false
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		conn, err := h.get(ctx)
 		if err != nil {
@@ -79,6 +110,14 @@ func (w *writer) tryBatch(ctx context.Context, h *connHolder, reqs []*request) (
 		if err == nil {
 			answer(reqs, nil)
 			return alone
+		}
+		if conn.IsClosed() && ctx.Err() == nil && pgconn.SafeToRetry(err) && !retried {
+			// Broken before anything was sent (a reset the idle ping did
+			// not catch): send it again on a new connection, once.
+			h.release()
+			retried = true
+			attempt--
+			continue
 		}
 		if conn.IsClosed() || ctx.Err() != nil {
 			h.release()
@@ -117,11 +156,11 @@ func (w *writer) fail(ctx context.Context, reqs []*request, err error) {
 	for _, r := range reqs {
 		switch {
 		case ctx.Err() != nil:
-			r.done <- fmt.Errorf("postgres: %s: no answer within %s; the write's outcome is unknown (%v)", r.op, w.s.opts.WriteTimeout, err)
+			r.done <- fmt.Errorf("postgres: %s: %w: no answer in time; the write's outcome is unknown (%v)", r.op, store.ErrUnavailable, err)
 		case w.s.closed.Load():
 			r.done <- fmt.Errorf("postgres: %s: %w (%v)", r.op, errStoreClosing, err)
 		default:
-			r.done <- fmt.Errorf("postgres: %s: %w", r.op, err)
+			r.done <- fmt.Errorf("postgres: %s: %w", r.op, unavailable(err))
 		}
 	}
 }

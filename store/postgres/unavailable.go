@@ -1,0 +1,85 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/toolgate/toolgate/store"
+)
+
+// DefaultReadTimeout is the default of Options.ReadTimeout.
+const DefaultReadTimeout = 2 * time.Second
+
+// idlePing is how long a connection of the writer may sit idle before it
+// is pinged ahead of its next batch (as pgxpool pings its own): one reset
+// while toolgate was not using it must cost a reconnect, not a batch.
+const idlePing = time.Second
+
+// unavailable wraps err with store.ErrUnavailable when it says that the
+// database could not be reached or did not answer: a network error, a
+// timeout, a connection closed or refused, or the server's own answer that
+// it is shutting down, starting up, out of connections or out of disk.
+// Every other error (a server's refusal of a statement, a store sentinel)
+// is returned as it is.
+func unavailable(err error) error {
+	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrClosed) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	if down(err) {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return err
+}
+
+// down reports whether err is one of unavailable's.
+func down(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		c := pgErr.Code
+		// 08: connection exception; 57P01-03: admin shutdown, crash
+		// shutdown, cannot connect now; 53: insufficient resources (disk
+		// full, out of memory, too many connections).
+		return strings.HasPrefix(c, "08") || strings.HasPrefix(c, "57P") || strings.HasPrefix(c, "53")
+	}
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.As(err, &netErr) || errors.As(err, &connectErr) || pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
+
+// bounded returns ctx with a deadline no later than d from now.
+func bounded(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// cancelRow is a row whose read's context is cancelled once it is scanned.
+type cancelRow struct {
+	row    interface{ Scan(dest ...any) error }
+	cancel context.CancelFunc
+}
+
+func (r cancelRow) Scan(dest ...any) error {
+	defer r.cancel()
+	return r.row.Scan(dest...)
+}
+
+// detach is ctx without its cancellation, but with its deadline if it has
+// one.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return context.WithCancel(d)
+}
