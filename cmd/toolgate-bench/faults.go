@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/faultcheck"
@@ -21,10 +23,11 @@ type faultsFlags struct {
 	store    string
 	binary   string
 	keep     bool
+	diskFull bool
 }
 
 func runFaults(ctx context.Context, args []string) error {
-	fs := flagSet("faults", "[--seed N] [--duration D] [--callers N] [--store sqlite|postgres://...] [--toolgate BIN] [--keep]")
+	fs := flagSet("faults", "[--seed N] [--duration D] [--callers N] [--store sqlite|postgres://...] [--disk-full] [--toolgate BIN] [--keep]")
 	var f faultsFlags
 	fs.Uint64Var(&f.seed, "seed", uint64(time.Now().UnixNano()), "seed of the faults and their timing (default: the time; printed first)")
 	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to keep injecting faults")
@@ -32,6 +35,7 @@ func runFaults(ctx context.Context, args []string) error {
 	fs.StringVar(&f.store, "store", "sqlite", `"sqlite" (a new file) or the URL of an empty PostgreSQL database`)
 	fs.StringVar(&f.binary, "toolgate", "", "the toolgate binary (default: go build ./cmd/toolgate)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the run's directory (config, SQLite file) and print where it is")
+	fs.BoolVar(&f.diskFull, "disk-full", false, "with the SQLite store: put its file on a 2 GB tmpfs mounted for the run (needs root) and fill it among the faults")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,9 +64,24 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 	if f.store != "sqlite" {
 		store = f.store
 	}
+	var extra []faultcheck.Maker
+	if f.diskFull {
+		if store != "" {
+			return fmt.Errorf("%w: --disk-full needs --store sqlite", errUsage)
+		}
+		small, unmount, err := mountSmall(dir)
+		if err != nil {
+			return err
+		}
+		defer unmount()
+		store = "sqlite:" + filepath.Join(small, "toolgate.db")
+		extra = append(extra, faultcheck.DiskFull(small))
+	}
 	res, err := faultcheck.Run(ctx, faultcheck.Options{Binary: bin, Dir: dir, Store: store, Callers: f.callers,
 		Duration: f.duration, Progress: w,
-		Schedule: func(p *faultproxy.Proxy) func(int) *faultcheck.Fault { return faultcheck.RandomSchedule(f.seed, p) }})
+		Schedule: func(p *faultproxy.Proxy) func(int) *faultcheck.Fault {
+			return faultcheck.RandomSchedule(f.seed, p, extra...)
+		}})
 	if err != nil {
 		return err
 	}
@@ -71,6 +90,19 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 		return fmt.Errorf("seed %d: %d promise(s) broken (first: %s)", f.seed, len(res.Violations), res.Violations[0])
 	}
 	return nil
+}
+
+// mountSmall mounts a 2 GB tmpfs under dir for the SQLite store, so that
+// a disk-full fault fills it in a second or two, not the machine's disk.
+func mountSmall(dir string) (string, func(), error) {
+	small := filepath.Join(dir, "small")
+	if err := os.Mkdir(small, 0o700); err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=2g"); err != nil {
+		return "", nil, fmt.Errorf("--disk-full: mount a tmpfs at %s: %w (it needs root)", small, err)
+	}
+	return small, func() { _ = syscall.Unmount(small, 0) }, nil
 }
 
 // printFaults prints a fault run's figures.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,8 @@ import (
 	"github.com/toolgate/toolgate/internal/testbin"
 )
 
-// TestFaultsShortRun runs toolgate-bench faults for 10 s on the real
+// TestFaultsShortRun runs toolgate-bench faults (with --disk-full as root)
+// for 10 s on the real
 // binary (race-enabled when the test is): the seed comes first, then the
 // faults, then the figures, and no promise may be broken.
 func TestFaultsShortRun(t *testing.T) {
@@ -23,7 +25,9 @@ func TestFaultsShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = faultsRun(context.Background(), faultsFlags{seed: 42, duration: 10 * time.Second, callers: 4, store: "sqlite", binary: bin}, &out)
+	// As root, the SQLite file sits on a tmpfs that the run fills too.
+	err = faultsRun(context.Background(), faultsFlags{seed: 42, duration: 10 * time.Second, callers: 4, store: "sqlite", binary: bin,
+		diskFull: os.Geteuid() == 0}, &out)
 	t.Log(out.String())
 	if err != nil {
 		t.Fatal(err)

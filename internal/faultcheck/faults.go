@@ -1,8 +1,12 @@
 package faultcheck
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/toolgate/toolgate/internal/faultproxy"
@@ -59,17 +63,54 @@ func ProviderFault(p *faultproxy.Proxy, name string, gap, hold time.Duration) (*
 	return f, nil
 }
 
-// RandomSchedule picks dependency faults and their timing from seed: each
-// fault after 0.5-3 s of quiet, on for 0.3-6 s. The same seed gives the
-// same faults in the same order with the same timing.
-func RandomSchedule(seed uint64, p *faultproxy.Proxy) func(i int) *Fault {
+// Maker makes one fault with the given timing.
+type Maker func(gap, hold time.Duration) *Fault
+
+// RandomSchedule picks faults and their timing from seed: each fault
+// after 0.5-3 s of quiet, on for 0.3-6 s, drawn evenly from the seven
+// dependency faults and extra. The same seed gives the same faults in the
+// same order with the same timing.
+func RandomSchedule(seed uint64, p *faultproxy.Proxy, extra ...Maker) func(i int) *Fault {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	return func(int) *Fault {
-		name := DependencyFaults[rng.IntN(len(DependencyFaults))]
-		gap := 500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
-		hold := 300*time.Millisecond + time.Duration(rng.Int64N(int64(5700*time.Millisecond)))
-		f, _ := ProviderFault(p, name, gap.Round(time.Millisecond), hold.Round(time.Millisecond))
+		pick := rng.IntN(len(DependencyFaults) + len(extra))
+		gap := (500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))).Round(time.Millisecond)
+		hold := (300*time.Millisecond + time.Duration(rng.Int64N(int64(5700*time.Millisecond)))).Round(time.Millisecond)
+		if pick >= len(DependencyFaults) {
+			return extra[pick-len(DependencyFaults)](gap, hold)
+		}
+		f, _ := ProviderFault(p, DependencyFaults[pick], gap, hold)
 		return f
+	}
+}
+
+// DiskFull makes the fault of a full disk: Apply fills the file system
+// holding dir with a file of zeros until it has no space left, Heal
+// removes the file.
+func DiskFull(dir string) Maker {
+	filler := filepath.Join(dir, "faultcheck-filler")
+	return func(gap, hold time.Duration) *Fault {
+		return &Fault{Name: "sqlite disk full", Gap: gap, Hold: hold,
+			Apply: func() error { return fill(filler) },
+			Heal:  func() error { return os.Remove(filler) }}
+	}
+}
+
+// fill writes zeros to path until the file system is full.
+func fill(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return f.Sync()
+			}
+			return fmt.Errorf("faultcheck: fill %s: %w", path, err)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -43,10 +42,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 			t.Errorf("unmount %s: %v", mnt, err)
 		}
 	})
-	filler := filepath.Join(mnt, "filler")
-	full := &faultcheck.Fault{Name: "sqlite disk full", Gap: time.Second, Hold: 3 * time.Second,
-		Apply: func() error { return fill(filler) },
-		Heal:  func() error { return os.Remove(filler) }}
+	full := faultcheck.DiskFull(mnt)(time.Second, 3*time.Second)
 	res, err := faultcheck.Run(context.Background(), faultcheck.Options{
 		Binary: binary, Dir: dir, Store: "sqlite:" + filepath.Join(mnt, "toolgate.db"), Pace: 20 * time.Millisecond,
 		Schedule: func(*faultproxy.Proxy) func(int) *faultcheck.Fault { return faultcheck.FixedSchedule(full) },
@@ -71,23 +67,5 @@ func TestSQLiteDiskFull(t *testing.T) {
 	var integrity string
 	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
 		t.Errorf("the SQLite file after the full disk: integrity_check %q, %v", integrity, err)
-	}
-}
-
-// fill writes zeros to path until the file system is full.
-func fill(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	chunk := make([]byte, 256<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				return f.Sync()
-			}
-			return err
-		}
 	}
 }
