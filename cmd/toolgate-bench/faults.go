@@ -24,10 +24,11 @@ type faultsFlags struct {
 	binary   string
 	keep     bool
 	diskFull bool
+	record   bool
 }
 
 func runFaults(ctx context.Context, args []string) error {
-	fs := flagSet("faults", "[--seed N] [--duration D] [--callers N] [--store sqlite|postgres://...] [--disk-full] [--toolgate BIN] [--keep]")
+	fs := flagSet("faults", "[--seed N] [--duration D] [--callers N] [--store sqlite|postgres://...] [--disk-full] [--record] [--toolgate BIN] [--keep]")
 	var f faultsFlags
 	fs.Uint64Var(&f.seed, "seed", uint64(time.Now().UnixNano()), "seed of the faults and their timing (default: the time; printed first)")
 	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to keep injecting faults")
@@ -35,6 +36,7 @@ func runFaults(ctx context.Context, args []string) error {
 	fs.StringVar(&f.store, "store", "sqlite", `"sqlite" (a new file) or the URL of an empty PostgreSQL database`)
 	fs.StringVar(&f.binary, "toolgate", "", "the toolgate binary (default: go build ./cmd/toolgate)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the run's directory (config, SQLite file) and print where it is")
+	fs.BoolVar(&f.record, "record", false, "write the figures to "+faultsFile+" (shown in BENCHMARKS.md by report and render)")
 	fs.BoolVar(&f.diskFull, "disk-full", false, "with the SQLite store: put its file on a 2 GB tmpfs mounted for the run (needs root) and fill it among the faults")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -46,6 +48,11 @@ func runFaults(ctx context.Context, args []string) error {
 // it fails when a promise was broken.
 func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 	fmt.Fprintf(w, "seed %d (toolgate-bench faults --seed %d --duration %s repeats these faults and their timing)\n", f.seed, f.seed, f.duration)
+	var m machine
+	if f.record {
+		m = describeMachine(ctx)
+		m.LoadAtStart = readLoadAvg()
+	}
 	bin, cleanup, err := toolgateBinary(ctx, f.binary)
 	if err != nil {
 		return err
@@ -86,10 +93,30 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 		return err
 	}
 	printFaults(w, f.seed, res)
+	if f.record {
+		if err := recordFaults(ctx, f, m, res); err != nil {
+			return err
+		}
+	}
 	if res.Failed() {
 		return fmt.Errorf("seed %d: %d promise(s) broken (first: %s)", f.seed, len(res.Violations), res.Violations[0])
 	}
 	return nil
+}
+
+// recordFaults writes the run's figures to faultsFile, with the machine as
+// it was at the start and its load average now.
+func recordFaults(ctx context.Context, f faultsFlags, m machine, res *faultcheck.Result) error {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	m.LoadAtEnd = readLoadAvg()
+	command := fmt.Sprintf("go run ./cmd/toolgate-bench faults --seed %d --duration %s", f.seed, f.duration)
+	if f.diskFull {
+		command += " --disk-full"
+	}
+	return writeJSON(inRoot(root, faultsFile), figuresOf(command+" --record", m, f.seed, res))
 }
 
 // mountSmall mounts a 2 GB tmpfs under dir for the SQLite store, so that

@@ -43,3 +43,24 @@ func TestFaultsShortRun(t *testing.T) {
 		}
 	}
 }
+
+// The section of BENCHMARKS.md shows the promises' counts, and says
+// whether every check passed.
+func TestWriteFaults(t *testing.T) {
+	f := &faultsFigures{Command: "go run ./cmd/toolgate-bench faults --seed 1 --duration 30m --record", Seed: 1, Seconds: 1800,
+		Faults: 300, ByKind: map[string]int{"dependency reset": 300}, Calls: 1000, Answered: 1000, Codes: map[string]int{"ok": 1000},
+		WorstRecoveryMS: 1200}
+	var b strings.Builder
+	writeFaults(&b, f)
+	for _, want := range []string{"## Fault run", "| - dependency reset | 300 |", "| **duplicates** | **0** |", "| worst recovery after a fault's end (limit 5 s) | 1200 ms |", "Every check passed."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the section lacks %q:\n%s", want, b.String())
+		}
+	}
+	f.Duplicates, f.Violations = 1, 1
+	b.Reset()
+	writeFaults(&b, f)
+	if strings.Contains(b.String(), "Every check passed.") || !strings.Contains(b.String(), "**1 promise(s) broken**") {
+		t.Errorf("a broken run reads as passed:\n%s", b.String())
+	}
+}

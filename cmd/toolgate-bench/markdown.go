@@ -35,6 +35,9 @@ func markdown(d *reportData) string {
 	if d.Soak != nil {
 		writeSoak(&b, d.SoakCommand, d.Soak)
 	}
+	if d.Faults != nil {
+		writeFaults(&b, d.Faults)
+	}
 	writeProfiles(&b, d)
 	return b.String()
 }

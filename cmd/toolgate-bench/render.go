@@ -32,6 +32,9 @@ func runRender(ctx context.Context, args []string) error {
 	if data.notes, err = readNotes(root); err != nil {
 		return err
 	}
+	if data.Faults, err = readFaults(root); err != nil {
+		return err
+	}
 	data.Targets = evaluate(data)
 	if err := writeReport(root, *out, *jsonIn, data); err != nil {
 		return err

@@ -31,6 +31,9 @@ type reportData struct {
 	Profiles       []*profileSummary `json:"profiles,omitempty"`
 	// Warnings are what the report could not measure, and why.
 	Warnings []string `json:"warnings,omitempty"`
+	// Faults is the recorded fault run (bench/faults.json), when there
+	// is one; it is read afresh, not kept in the report's JSON.
+	Faults *faultsFigures `json:"-"`
 	// Skipped are the phases --skip left out.
 	Skipped []string `json:"skipped,omitempty"`
 	Seconds float64  `json:"seconds"`
@@ -119,6 +122,9 @@ func runReport(ctx context.Context, args []string) error {
 	began := time.Now()
 	data := &reportData{Command: strings.TrimSpace("go run ./cmd/toolgate-bench report " + strings.Join(args, " ")), Quick: *quick}
 	if data.notes, err = readNotes(root); err != nil {
+		return err
+	}
+	if data.Faults, err = readFaults(root); err != nil {
 		return err
 	}
 	for _, ph := range phases {
