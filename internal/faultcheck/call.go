@@ -95,7 +95,7 @@ func (cl *client) call(ctx context.Context, c *Call) {
 
 // createRun creates a run whose state sums the refunds of its calls.
 func (cl *client) createRun(ctx context.Context, id string) error {
-	body := `{"run_id":"` + id + `","principal":{"id":"cust_42"},"state":{"refunded_paise":0,"keyed_paise":0}}`
+	body := `{"run_id":"` + id + `","principal":{"id":"cust_42"},"state":{"refunded_paise":0,"keyed_paise":0,"mcp_paise":0}}`
 	req, err := http.NewRequestWithContext(ctx, "POST", cl.base+"/v1/runs", strings.NewReader(body))
 	if err != nil {
 		return err

@@ -19,6 +19,8 @@ type Report struct {
 	// Calls sent, answered (an envelope of their own), of each code.
 	Calls, Answered int
 	Codes           map[types.Code]int
+	// Tools counts the answers of each tool, by code.
+	Tools map[string]map[types.Code]int
 	// Effects: orders the provider refunded; Duplicates: orders refunded
 	// more than once.
 	Effects, Duplicates int
@@ -70,7 +72,7 @@ type Input struct {
 
 // Check checks a finished history (after reconcile): see Report.
 func Check(ctx context.Context, in Input) (*Report, error) {
-	r := &Report{Codes: map[types.Code]int{}}
+	r := &Report{Codes: map[types.Code]int{}, Tools: map[string]map[types.Code]int{}}
 	r.checkAnswers(in.Calls)
 	ledger, err := r.checkLedger(ctx, in)
 	if err != nil {
@@ -96,6 +98,12 @@ func (r *Report) checkAnswers(calls []*Call) {
 		}
 		r.Answered++
 		r.Codes[c.Code()]++
+		if r.Tools != nil {
+			if r.Tools[c.Tool] == nil {
+				r.Tools[c.Tool] = map[types.Code]int{}
+			}
+			r.Tools[c.Tool][c.Code()]++
+		}
 		if c.Code() == types.CodeInternalError {
 			r.BadAnswers++
 			r.violate("call %s (%s %s): internal_error: %s", c.ID, c.Tool, c.Order, c.Result.Error.Message)
@@ -217,8 +225,11 @@ func (r *Report) checkState(ctx context.Context, in Input, ledger map[string]typ
 			continue
 		}
 		key := "refunded_paise"
-		if op.Tool == ToolKeyed {
+		switch op.Tool {
+		case ToolKeyed:
 			key = "keyed_paise"
+		case ToolMCP:
+			key = "mcp_paise"
 		}
 		if want[op.RunID] == nil {
 			want[op.RunID] = map[string]int64{}
@@ -236,14 +247,18 @@ func (r *Report) checkState(ctx context.Context, in Input, ledger map[string]typ
 		if err := dec.Decode(&state); err != nil {
 			return fmt.Errorf("faultcheck: run %s state %s: %w", run, got.State, err)
 		}
-		for _, key := range []string{"refunded_paise", "keyed_paise"} {
+		for _, key := range []string{"refunded_paise", "keyed_paise", "mcp_paise"} {
 			w := want[got.ID][key]
 			if got.ID != run {
 				w += want[run][key]
 			}
-			if state[key].String() != fmt.Sprint(w) {
+			got := state[key].String()
+			if got == "" {
+				got = "0" // a run made before the key was
+			}
+			if got != fmt.Sprint(w) {
 				r.StateMismatches++
-				r.violate("run %s: state %s = %s, its completed operations sum %d", run, key, state[key], w)
+				r.violate("run %s: state %s = %s, its completed operations sum %d", run, key, got, w)
 			}
 		}
 		if in.Replay == nil {

@@ -15,6 +15,9 @@ const (
 	// ToolKeyed refunds under an Idempotency-Key the provider honours:
 	// after an unknown outcome it is re-sent under the same key.
 	ToolKeyed = "refund_keyed"
+	// ToolMCP refunds through the provider's MCP server (Options.MCP):
+	// after an unknown outcome it is settled by its verify read.
+	ToolMCP = "mcp_create_refund"
 )
 
 // Budgets are the tools' total timeouts (timeout.total in Config): every
@@ -23,6 +26,7 @@ var Budgets = map[string]time.Duration{
 	ToolRead:     4 * time.Second,
 	ToolVerified: 3 * time.Second,
 	ToolKeyed:    3 * time.Second,
+	ToolMCP:      3 * time.Second,
 }
 
 // Slack is how far past its budget an answer may come (docs/reliability.md).
@@ -85,8 +89,37 @@ tools:
       keyed_paise: "state.keyed_paise + args.amount_paise"
 `
 
+// mcpYAML adds the provider's MCP server as a dependency (its tools
+// prefixed mcp_) to configYAML: a dependencies: entry and tools: entries.
+const mcpDependency = `  payments_mcp:
+    mcp: {url: "PROVIDER/mcp"}
+    import: {tools: ["create_refund", "list_refunds"], prefix: "mcp_"}
+    breaker: {threshold: 5, cooldown: 1s}
+`
+
+const mcpTools = `  mcp_create_refund:
+    effect: write
+    timeout: {connect: 500ms, read: 1s, total: 3s}
+    retry: {max_attempts: 2, base: 20ms, cap: 100ms}
+    verify:
+      lookup: mcp_list_refunds
+      args: {order_id: "args.order_id"}
+      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
+      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
+    state:
+      mcp_paise: "state.mcp_paise + args.amount_paise"
+  mcp_list_refunds:
+    timeout: {connect: 500ms, read: 1s, total: 4s}
+    retry: {max_attempts: 3, base: 20ms, cap: 100ms}
+`
+
 // Config is the toolgate.yaml of a fault run: store is the config's
-// store: string, provider the provider's base URL (through the proxy).
-func Config(store, provider string) string {
-	return strings.NewReplacer("STORE", store, "PROVIDER", provider).Replace(configYAML)
+// store: string, provider the provider's base URL (through the proxy);
+// withMCP adds the provider's MCP server and its refund tool.
+func Config(store, provider string, withMCP bool) string {
+	yaml := configYAML
+	if withMCP {
+		yaml = strings.Replace(yaml, "tools:\n", mcpDependency+"tools:\n", 1) + mcpTools
+	}
+	return strings.NewReplacer("STORE", store, "PROVIDER", provider).Replace(yaml)
 }

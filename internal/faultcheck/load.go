@@ -48,6 +48,7 @@ type caller struct {
 	h      *History
 	n      int
 	writes []*Call // its writes not answered ok, to repeat
+	mcp    bool    // ToolMCP is one of its write tools
 }
 
 // Mix of a caller's calls, in percent: the rest are new writes.
@@ -58,8 +59,8 @@ const (
 
 // next makes the caller's next call: a read, a repeat of one of its
 // writes whose answer was not ok (same run and arguments: the same
-// operation), or a new write on a new order, alternating the two write
-// tools.
+// operation), or a new write on a new order, on one of the write tools
+// drawn at random.
 func (c *caller) next() *Call {
 	c.n++
 	call := &Call{ID: fmt.Sprintf("c%02d-%06d", c.id, c.n), Run: c.run}
@@ -73,10 +74,11 @@ func (c *caller) next() *Call {
 		call.Tool, call.Order, call.Amount = w.Tool, w.Order, w.Amount
 		c.writes = append(c.writes[:i], c.writes[i+1:]...)
 	default:
-		call.Tool = ToolVerified
-		if c.rng.IntN(2) == 1 {
-			call.Tool = ToolKeyed
+		tools := []string{ToolVerified, ToolKeyed, ToolMCP}
+		if !c.mcp {
+			tools = tools[:2]
 		}
+		call.Tool = tools[c.rng.IntN(len(tools))]
 		call.Order, call.Amount = c.h.newOrder()
 	}
 	return call

@@ -16,12 +16,14 @@ import (
 // server on 127.0.0.1.
 type Provider struct {
 	*sim.Payments
+	mcp  *sim.MCPHandler
 	srv  *http.Server
 	ln   net.Listener
 	done chan error
 }
 
-// StartProvider serves a new provider on a free loopback port.
+// StartProvider serves a new provider on a free loopback port: its HTTP
+// API, and its MCP server at /mcp.
 func StartProvider() (*Provider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +31,11 @@ func StartProvider() (*Provider, error) {
 	}
 	p := &Provider{Payments: sim.NewPayments(), ln: ln, done: make(chan error, 1)}
 	p.HonourKeys = true
-	p.srv = &http.Server{Handler: p.Payments, ReadHeaderTimeout: 10 * time.Second}
+	p.mcp = p.NewMCPHandler()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p.mcp)
+	mux.Handle("/", p.Payments)
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { p.done <- p.srv.Serve(ln) }()
 	return p, nil
 }
@@ -41,6 +47,7 @@ func (p *Provider) Addr() string { return p.ln.Addr().String() }
 func (p *Provider) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	p.mcp.CloseSessions()
 	err := p.srv.Shutdown(ctx)
 	if err != nil {
 		p.srv.Close()

@@ -38,6 +38,9 @@ type Options struct {
 	Duration time.Duration
 	// Progress, when set, gets a line per fault.
 	Progress io.Writer
+	// MCP adds the provider's MCP server as a dependency, behind the same
+	// proxy, and its refund tool to the writes.
+	MCP bool
 }
 
 // Result is a finished fault run.
@@ -83,7 +86,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer proxy.Close()
 	cfg := filepath.Join(o.Dir, "toolgate.yaml")
-	if err := os.WriteFile(cfg, []byte(Config(o.Store, "http://"+proxy.Addr())), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(Config(o.Store, "http://"+proxy.Addr(), o.MCP)), 0o600); err != nil {
 		return nil, err
 	}
 	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: []string{"--log-level", "warn"}})
@@ -139,7 +142,7 @@ func (rn *runner) run(ctx context.Context, proxy *faultproxy.Proxy) (*Result, er
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for i := range rn.o.Callers {
-		c := &caller{id: i, run: rn.runs[i], rng: newRand(uint64(i)), cl: rn.cl, h: rn.h}
+		c := &caller{id: i, run: rn.runs[i], rng: newRand(uint64(i)), cl: rn.cl, h: rn.h, mcp: rn.o.MCP}
 		wg.Go(func() { c.loop(loadCtx, rn.o.Pace) })
 	}
 	faults, faultErr := rn.faults(ctx, proxy)

@@ -7,11 +7,14 @@ import (
 
 	"github.com/toolgate/toolgate/internal/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
+	"github.com/toolgate/toolgate/types"
 )
 
 // TestDependencyFaults runs the real binary on SQLite under a steady load
-// of distinct writes, repeats and reads from 8 callers, with the payment
-// provider behind a fault proxy that, one after another, trickles its
+// of distinct writes (over HTTP, with a key the provider honours or with a
+// verify read, and over MCP), repeats and reads from 8 callers, with the
+// payment provider (its HTTP API and its MCP server) behind a fault proxy
+// that, one after another, trickles its
 // answers, truncates them, resets connections mid-answer, blackholes them
 // (accepts, never answers), drops only the answers (the refund is made),
 // adds latency past the read timeout, and refuses connections. Each fault
@@ -24,7 +27,7 @@ import (
 func TestDependencyFaults(t *testing.T) {
 	var faults []*faultcheck.Fault
 	res, err := faultcheck.Run(context.Background(), faultcheck.Options{
-		Binary: binary, Dir: t.TempDir(),
+		Binary: binary, Dir: t.TempDir(), MCP: true,
 		Schedule: func(p *faultproxy.Proxy) func(int) *faultcheck.Fault {
 			for _, name := range []string{faultcheck.FaultTrickle, faultcheck.FaultTruncate, faultcheck.FaultReset,
 				faultcheck.FaultBlackhole, faultcheck.FaultDropAnswers, faultcheck.FaultLatency, faultcheck.FaultRefuse} {
@@ -46,7 +49,22 @@ func TestDependencyFaults(t *testing.T) {
 	for _, v := range res.Violations {
 		t.Error(v)
 	}
+	for _, tool := range []string{faultcheck.ToolVerified, faultcheck.ToolKeyed, faultcheck.ToolMCP} {
+		codes := res.Tools[tool]
+		t.Logf("%s: %v", tool, codes)
+		if codes[types.CodeOK] == 0 || codes[types.CodeOK] == sum(codes) {
+			t.Errorf("%s answered %v: want successes, and failures during the faults", tool, codes)
+		}
+	}
 	if len(res.Faults) != len(faults) {
 		t.Fatalf("%d faults applied, want %d", len(res.Faults), len(faults))
 	}
+}
+
+func sum(m map[types.Code]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
