@@ -131,8 +131,10 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		return types.NextRetry, 0, ""
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
 		return types.NextWait, ms(f.RetryAfter), ""
-	case types.CodeRunBusy, types.CodeStoreUnavailable:
+	case types.CodeRunBusy:
 		return types.NextWait, ms(f.RetryAfter), ""
+	case types.CodeStoreUnavailable:
+		return types.NextWait, ms(max(f.RetryAfter, time.Second)), ""
 	case types.CodeQuotaExceeded:
 		if f.RetryAfter > 0 {
 			return types.NextWait, ms(f.RetryAfter), ""
@@ -261,7 +263,7 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	case types.CodeRunBusy:
 		fmt.Fprintf(b, " Nothing was done: another call of this run that reads or changes the run's state was still running. Wait %s and repeat this exact call; it will be judged against the state that call leaves.", seconds(f.RetryAfter))
 	case types.CodeStoreUnavailable:
-		fmt.Fprintf(b, " Nothing was done and nothing was sent: toolgate's own database did not answer in time. Wait %s and repeat this exact call; it is safe to repeat.", seconds(f.RetryAfter))
+		fmt.Fprintf(b, " Nothing was done and nothing was sent: toolgate's own database did not answer in time. Wait %s and repeat this exact call; it is safe to repeat.", seconds(max(f.RetryAfter, time.Second)))
 	case types.CodeQuotaExceeded:
 		if f.RetryAfter > 0 {
 			fmt.Fprintf(b, " Nothing was done. Wait %s and repeat the call, or escalate if it cannot wait.", seconds(f.RetryAfter))

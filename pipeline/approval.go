@@ -28,7 +28,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: f.cfg.tools.Version, RunID: f.run.ID}
 	a, err := as.FindApproval(ctx, binding)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return &validate.Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the approval could not be looked up; nothing was done. Try again shortly or escalate."}
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be looked up (toolgate's database did not answer in time); nothing was done"}
 	}
 	if a != nil && now.Before(a.ExpiresAt) {
 		switch a.Status {
@@ -51,7 +51,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 			}
 			used, err := as.UseApproval(ctx, a.ID, opKey)
 			if err != nil {
-				return &validate.Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the approval could not be applied; nothing was done. Try again shortly or escalate."}
+				return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be applied (toolgate's database did not answer in time); nothing was done"}
 			}
 			if used {
 				f.approvalID = a.ID
@@ -68,7 +68,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 		CreatedAt: now, ExpiresAt: now.Add(f.cfg.tools.ApprovalTTL.D()),
 	})
 	if err != nil {
-		return &validate.Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the approval request could not be recorded; nothing was done. Try again shortly or escalate."}
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval request could not be recorded (toolgate's database did not answer in time); nothing was done"}
 	}
 	f.approvalID, f.wait = id, approvalWait
 	return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,

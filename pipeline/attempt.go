@@ -170,7 +170,7 @@ func retryFailure(f *execute.Failure) retry.Failure {
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	if out.fail == nil {
 		if out.fenced {
-			return envelope.Fail(types.CodeInternalError, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing. Try again in a few seconds.", types.Meta{})
+			return p.storeUnavailable(f, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing")
 		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn

@@ -87,8 +87,8 @@ func TestFencing(t *testing.T) {
 		unsettled bool // the run's state keeps refunded_paise 0 though the call succeeded
 	}{
 		{name: "live", live: true, holds: -1, want: types.CodeOK, wantSent: 1, wantOp: types.OpCompleted, wantOwner: "me/1"},
-		{name: "not live at admission", live: false, holds: -1, want: types.CodeInternalError},
-		{name: "liveness lost before the send", live: true, holds: 0, want: types.CodeInternalError},
+		{name: "not live at admission", live: false, holds: -1, want: types.CodeStoreUnavailable},
+		{name: "liveness lost before the send", live: true, holds: 0, want: types.CodeStoreUnavailable},
 		{name: "owner taken over", live: true, holds: -1, deadOwner: true, want: types.CodeUnknownOutcome, wantOp: types.OpUnknown, wantOwner: "me/1"},
 		// The answer comes after the liveness lapsed: the caller gets it,
 		// but neither the ledger nor the state is settled (others may
@@ -128,7 +128,7 @@ func TestFencing(t *testing.T) {
 				st.mu.Lock()
 				st.live, st.holds = true, 0
 				st.mu.Unlock()
-				if res, err := gw.Call(t.Context(), run.ID, "issue_refund", refundArgs(1000)); err != nil || res.Code() != types.CodeInternalError {
+				if res, err := gw.Call(t.Context(), run.ID, "issue_refund", refundArgs(1000)); err != nil || res.Code() != types.CodeStoreUnavailable {
 					t.Fatalf("fenced first call = %v, %v", res, err)
 				}
 				st.mu.Lock()

@@ -39,7 +39,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	var k *kept
 	if err != nil {
 		p.log.Error("commit failed; the call's records are kept until the store takes them", "run", f.run.ID, "tool", f.call.Tool, "step", f.step, "err", err)
-		res, k = p.unrecorded(f, res)
+		res, k = p.unrecorded(f, res, f.finished)
 	}
 	p.releaseSlot(ctx, f, err == nil)
 	if f.key != "" && f.settled && err == nil {
@@ -60,6 +60,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 // to the newest state.
 func (p *Pipeline) record(ctx context.Context, f *flight, res *types.Result) error {
 	finished, update := p.prepare(f, res)
+	f.finished = finished
 	// 6 monitor and 7 state: the execution row, the state and the
 	// operation's settlement in one transaction.
 	return p.commit(ctx, f, res, finished, update)
@@ -150,12 +151,13 @@ func completedAt(op *types.Operation) time.Time {
 
 // unrecorded is the answer of a call whose records the store did not
 // take (it could not be reached, or did not answer in time), and those
-// records, to keep in the outbox: unknown_outcome when the call's effect
-// may have happened (its operation is then recorded unknown, for a repeat
-// to verify), else store_unavailable (nothing was done that needs
-// undoing: a read, a refusal, a write never sent). The state update is
-// left out: the answer is not a success.
-func (p *Pipeline) unrecorded(f *flight, res *types.Result) (*types.Result, *kept) {
+// records, to keep in the outbox. A call whose effect may have happened
+// answers unknown_outcome instead of its outcome, and its operation is
+// recorded unknown, for a repeat to verify: the ledger could not say
+// what happened when the repeat comes. Every other answer (a read, a
+// refusal, a write that sent nothing, a replay) stands: it changed
+// nothing the ledger must know first. The state update is left out.
+func (p *Pipeline) unrecorded(f *flight, res *types.Result, finished time.Time) (*types.Result, *kept) {
 	sideEffect := res.Meta.SideEffect
 	if !res.Meta.Replayed && (sideEffect == types.SideEffectCommitted || sideEffect == types.SideEffectUnknown) {
 		res = envelope.Fail(types.CodeUnknownOutcome, "toolgate could not record the outcome of this call: its database did not answer in time", types.Meta{})
@@ -164,12 +166,9 @@ func (p *Pipeline) unrecorded(f *flight, res *types.Result) (*types.Result, *kep
 			f.opStatus = types.OpUnknown
 		}
 		f.unrecorded = true
-	} else {
-		res = envelope.Fail(types.CodeStoreUnavailable, "toolgate's database did not answer in time, so this call was not carried out", types.Meta{})
-		f.wait = storeRetryAfter
+		f.failure, f.execNote, f.doubt = nil, "", ""
+		finished, _ = p.prepare(f, res)
 	}
-	f.failure, f.execNote, f.doubt = nil, "", ""
-	finished, _ := p.prepare(f, res)
 	_, c, err := p.row(f, res, finished, nil)
 	if err != nil {
 		p.log.Error("the records of an unrecorded call could not be built", "run", f.run.ID, "tool", f.call.Tool, "err", err)

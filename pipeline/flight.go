@@ -56,6 +56,7 @@ type flight struct {
 	opStatus  types.OpStatus   // ...to this status ("" deletes it: nothing happened)
 	// unrecorded: the store did not take the call's records (finish).
 	unrecorded bool
+	finished   time.Time // when stages 4 to 7 last ran (record)
 
 	// Advice for feedback (5): when the model may try again. Set by the
 	// stage that gave the answer.

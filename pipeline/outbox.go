@@ -15,9 +15,9 @@ import (
 // take them (unrecorded) and writes them as soon as it can: a goroutine,
 // started by the first record kept and ended once none is left, tries the
 // oldest every retryEvery; a repeat of an operation whose record is kept
-// writes it first (flushKey), so that no repeat is judged against a ledger
-// that does not know the earlier outcome. docs/reliability-postgres.md
-// says what a caller sees.
+// waits for it to be written (flushKey), so that no repeat is judged
+// against a ledger that does not know the earlier outcome.
+// docs/reliability-postgres.md says what a caller sees.
 
 // Outbox timings.
 const (
@@ -29,9 +29,11 @@ const (
 	// commitGrace is how long after its deadline a call may wait for its
 	// records to be written before it is answered without them, and one
 	// outbox write's bound.
-	commitGrace = time.Second
-	// closeFlush bounds the outbox's last tries at Close.
+	commitGrace = 500 * time.Millisecond
+	// closeFlush bounds the outbox's last tries at Close, and lookFor
+	// the outbox's look for the row of a try whose outcome is unknown.
 	closeFlush = 5 * time.Second
+	lookFor    = 2 * time.Second
 )
 
 // kept is one call's records that the store did not take.
@@ -49,6 +51,8 @@ type kept struct {
 	uncertain bool
 	// written: in the store now (or dropped); the outbox forgets it.
 	written bool
+	// done is closed once written.
+	done chan struct{}
 }
 
 // outbox is the pipeline's list of kept records, oldest first.
@@ -66,6 +70,7 @@ func (p *Pipeline) keep(k *kept) {
 	o := &p.outbox
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	k.done = make(chan struct{})
 	o.items = append(o.items, k)
 	if o.running || o.closed {
 		return
@@ -138,10 +143,11 @@ func (p *Pipeline) forget(k *kept) {
 	}
 }
 
-// flushKey writes the kept records of key's operation, if any, before a
-// repeat of it is judged. It answers nil when none is left, or the
-// repeat's answer (store_unavailable) when the store still does not take
-// them.
+// flushKey waits until the kept records of key's operation, if any, are
+// written, before a repeat of it is judged: nil then, or the repeat's
+// answer (store_unavailable) when ctx ends first. Only the outbox's
+// writer writes them: a try whose outcome is unknown is then always over
+// before the next looks for its row.
 func (p *Pipeline) flushKey(ctx context.Context, key string) *types.Result {
 	if key == "" {
 		return nil
@@ -160,29 +166,34 @@ func (p *Pipeline) flushKey(ctx context.Context, key string) *types.Result {
 		if k == nil {
 			return nil
 		}
-		if !p.write(ctx, k) {
+		select {
+		case <-k.done:
+		case <-ctx.Done():
 			return envelope.Fail(types.CodeStoreUnavailable, "an earlier call of this operation is not recorded yet, because toolgate's database did not answer; nothing was sent", types.Meta{})
 		}
-		p.forget(k)
 	}
 }
 
 // write tries k once: true when its records are in the store now (or can
-// never be: logged). A kept record another goroutine writes at the same
-// time is found written by the second (uncertain is set by every try).
+// never be: logged).
 func (p *Pipeline) write(ctx context.Context, k *kept) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.written {
 		return true
 	}
-	k.written = p.tryWrite(ctx, k)
+	if k.written = p.tryWrite(ctx, k); k.written {
+		close(k.done)
+	}
 	return k.written
 }
 
-// tryWrite is one try of write, under k.mu.
+// tryWrite is one try of write, under k.mu. Its commit has no deadline of
+// its own (the store's write timeout bounds it): its outcome is known
+// when it returns, or unknown because its batch is over, so that the next
+// try's look for the row sees what it wrote.
 func (p *Pipeline) tryWrite(ctx context.Context, k *kept) bool {
-	ctx, cancel := context.WithTimeout(ctx, commitGrace)
+	lctx, cancel := context.WithTimeout(ctx, lookFor)
 	defer cancel()
 	c := k.c
 	e := c.Execution
@@ -192,7 +203,9 @@ func (p *Pipeline) tryWrite(ctx context.Context, k *kept) bool {
 		c.Operation = nil
 	}
 	if k.uncertain {
-		rows, err := p.store.ListExecutions(ctx, types.ExecutionFilter{RunID: e.RunID, Since: e.FinishedAt, Until: e.FinishedAt.Add(time.Nanosecond), Limit: 100})
+		// The first try's row, if written, finished after the call
+		// started (and before this one, built later).
+		rows, err := p.store.ListExecutions(lctx, types.ExecutionFilter{RunID: e.RunID, Since: e.StartedAt, Limit: 1000})
 		if err != nil {
 			return false
 		}
@@ -203,7 +216,7 @@ func (p *Pipeline) tryWrite(ctx context.Context, k *kept) bool {
 		}
 	}
 	k.uncertain = true
-	err := p.store.Commit(ctx, c)
+	err := p.store.Commit(context.WithoutCancel(ctx), c)
 	switch {
 	case err == nil:
 		for _, s := range p.sinks {

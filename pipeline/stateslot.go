@@ -62,9 +62,7 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 		if res != nil {
 			return res
 		}
-		actx, cancel := context.WithTimeout(ctx, f.deadline.Sub(p.clock.Now()))
-		got, err := limiter.Admit(actx, a)
-		cancel()
+		got, err := limiter.Admit(ctx, a)
 		switch {
 		case errors.Is(err, store.ErrWriterBusy):
 			if res := p.awaitWriter(ctx, f, limiter, a.Writer); res != nil {
@@ -160,7 +158,7 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
 			f.answeredUnadmitted()
-			return nil, envelope.Fail(types.CodeInternalError, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent. Try again in a few seconds.", types.Meta{})
+			return nil, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		owner, f.fence = fence.Owner, &fence
 	}
@@ -199,7 +197,7 @@ func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
 	run, err := p.store.GetRun(ctx, f.run.ID)
 	if err != nil {
 		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
-		return envelope.Fail(types.CodeInternalError, "toolgate could not read the run's state; nothing was done. Try again shortly or escalate.", types.Meta{})
+		return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
 	}
 	key := f.key
 	f.run = run
@@ -251,7 +249,7 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 			return busy()
 		case err != nil:
 			p.log.Error("reading the run's state writers failed", "run", f.run.ID, "err", err)
-			return envelope.Fail(types.CodeInternalError, "toolgate could not read the run's state; nothing was done. Try again shortly or escalate.", types.Meta{})
+			return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
 		case !store.Conflicts(holders, claim, p.clock.Now()):
 			return nil
 		}

@@ -50,7 +50,7 @@ type Options struct {
 	// ReadTimeout bounds a read of one row (a run, an operation) when the
 	// caller's ctx allows it longer, so that a database that does not
 	// answer costs a caller without a deadline this much at most.
-	// Default 2s.
+	// Default 1.5s.
 	ReadTimeout time.Duration
 	// ExpireLeasesEvery, when positive, runs ExpireLeases(now) in the
 	// background at that interval until Close, and TakeOver for the owner

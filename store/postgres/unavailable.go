@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultReadTimeout is the default of Options.ReadTimeout.
-const DefaultReadTimeout = 2 * time.Second
+const DefaultReadTimeout = 1500 * time.Millisecond
 
 // idlePing is how long a connection of the writer may sit idle before it
 // is pinged ahead of its next batch (as pgxpool pings its own): one reset

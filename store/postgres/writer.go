@@ -156,10 +156,10 @@ func newWriter(s *Store, cfg *pgx.ConnConfig, h writerHooks) *writer {
 // batch takes r, do returns ctx's error and r never runs. Once taken, r
 // runs and do waits for its transaction's end (bounded by
 // Options.WriteTimeout) and returns the true outcome even if ctx has ended
-// meanwhile; so does a batch that do leads. A caller whose ctx has a
-// deadline waits no longer than that deadline, even for a batch another
-// leads: it is then answered that the write's outcome is unknown
-// (store.ErrUnavailable), and the batch goes on without it.
+// meanwhile; so does a batch that do leads. A batch runs no longer than
+// the earliest deadline of its callers (batchLimit): a caller whose ctx
+// has a deadline waits no longer than that, and is answered, when the
+// batch is cut, that the write's outcome is unknown (store.ErrUnavailable).
 func (w *writer) do(ctx context.Context, r *request) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: %s: %w", r.op, err)
@@ -184,7 +184,7 @@ func (w *writer) do(ctx context.Context, r *request) error {
 			if r.state.Load() != requestQueued {
 				// Taken into another's batch, which answers it.
 				w.idle <- struct{}{}
-				return w.wait(ctx, r)
+				return <-r.done
 			}
 			h := w.pop()
 			w.lead(h)
@@ -194,24 +194,8 @@ func (w *writer) do(ctx context.Context, r *request) error {
 			if r.state.CompareAndSwap(requestQueued, requestAbandoned) {
 				return fmt.Errorf("postgres: %s: %w", r.op, unavailable(ctx.Err()))
 			}
-			return w.wait(ctx, r)
+			return <-r.done
 		}
-	}
-}
-
-// wait waits for the outcome of r, taken into another caller's batch,
-// until ctx's deadline at most (not its cancellation: see do).
-func (w *writer) wait(ctx context.Context, r *request) error {
-	if r.deadline.IsZero() {
-		return <-r.done
-	}
-	t := time.NewTimer(time.Until(r.deadline))
-	defer t.Stop()
-	select {
-	case err := <-r.done:
-		return err
-	case <-t.C:
-		return fmt.Errorf("postgres: %s: %w: no answer by the caller's deadline; the write's outcome is unknown", r.op, store.ErrUnavailable)
 	}
 }
 

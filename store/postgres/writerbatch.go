@@ -76,20 +76,19 @@ func (w *writer) runBatch(h *connHolder, reqs []*request) {
 	}
 }
 
-// batchLimit is how long a batch of reqs may run: until the latest of
-// their callers' deadlines (a caller waits no longer: see writer.do), and
-// never longer than limit, Options.WriteTimeout.
+// batchLimit is how long a batch of reqs may run: until the earliest of
+// their callers' deadlines, and never longer than limit,
+// Options.WriteTimeout. So every caller waits for its batch's end, and
+// gets its true outcome (or an unknown one, once the batch is over),
+// within its own deadline. A batch cut so leaves its callers with an
+// unknown outcome only when the database did not answer in time anyway.
 func batchLimit(reqs []*request, limit time.Duration) time.Duration {
-	var latest time.Time
 	for _, r := range reqs {
-		if r.deadline.IsZero() {
-			return limit
-		}
-		if r.deadline.After(latest) {
-			latest = r.deadline
+		if !r.deadline.IsZero() {
+			limit = min(limit, time.Until(r.deadline))
 		}
 	}
-	return max(min(limit, time.Until(latest)), time.Millisecond)
+	return max(limit, time.Millisecond)
 }
 
 // tryBatch sends reqs as one transaction until it commits, setting apart
