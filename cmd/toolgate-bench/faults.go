@@ -33,7 +33,7 @@ func runFaults(ctx context.Context, args []string) error {
 	fs.Uint64Var(&f.seed, "seed", uint64(time.Now().UnixNano()), "seed of the faults and their timing (default: the time; printed first)")
 	fs.DurationVar(&f.duration, "duration", 30*time.Second, "how long to keep injecting faults")
 	fs.IntVar(&f.callers, "callers", 8, "concurrent callers of the steady load")
-	fs.StringVar(&f.store, "store", "sqlite", `"sqlite" (a new file) or the URL of an empty PostgreSQL database`)
+	fs.StringVar(&f.store, "store", "sqlite", `"sqlite" (a new file) or the URL of an empty PostgreSQL database, reached through a fault proxy of its own`)
 	fs.StringVar(&f.binary, "toolgate", "", "the toolgate binary (default: go build ./cmd/toolgate)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the run's directory (config, SQLite file) and print where it is")
 	fs.BoolVar(&f.record, "record", false, "write the figures to "+faultsFile+" (shown in BENCHMARKS.md by report and render)")
@@ -68,10 +68,15 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 		defer os.RemoveAll(dir)
 	}
 	store := ""
-	if f.store != "sqlite" {
-		store = f.store
-	}
 	var extra []faultcheck.Maker
+	if f.store != "sqlite" {
+		proxied, pgFaults, closeProxy, err := postgresFaults(f.store)
+		if err != nil {
+			return err
+		}
+		defer closeProxy()
+		store, extra = proxied, pgFaults
+	}
 	if f.diskFull {
 		if store != "" {
 			return fmt.Errorf("%w: --disk-full needs --store sqlite", errUsage)

@@ -161,10 +161,10 @@ func (r *Report) checkLedger(ctx context.Context, in Input) (map[string]types.Op
 		switch {
 		case op.Status == types.OpStarted:
 			r.Unsettled++
-			r.violate("operation %s (%s) still started after reconcile", op.Key, order)
+			r.violate("operation %s (%s) still started after reconcile; its calls: %s", op.Key, order, callsOf(in.Calls, order))
 		case op.Status == types.OpUnknown && made:
 			r.Unsettled++
-			r.violate("operation %s (%s) unknown after reconcile, but the provider made it", op.Key, order)
+			r.violate("operation %s (%s) unknown after reconcile, but the provider made it; its calls: %s", op.Key, order, callsOf(in.Calls, order))
 		case op.Status == types.OpUnknown:
 			r.UnknownUnmade++
 		case op.Status == types.OpCompleted && !made:
