@@ -29,7 +29,8 @@ type Options struct {
 	// 50ms.
 	Pace time.Duration
 	// Warmup is the load before the first fault, and Cooldown after the
-	// last one's recovery. Default 500ms each.
+	// last one's recovery (at least until RecoveryLimit after its end).
+	// Default 500ms each.
 	Warmup, Cooldown time.Duration
 	// Schedule returns the i-th fault (from 0), nil when there is no more.
 	// Given the proxy in front of the provider.

@@ -55,7 +55,14 @@ func (rn *runner) faults(ctx context.Context, proxy *faultproxy.Proxy) ([]FaultR
 				f.Hold, fr.Recovery.Round(time.Millisecond), fr.Recovered)
 		}
 	}
-	return out, wait(ctx, rn.o.Cooldown)
+	// The promises about what a fault left behind (nothing started, the
+	// kept outcomes written) hold from RecoveryLimit after its end: the
+	// load goes on until then, and Cooldown more.
+	quiet := rn.o.Cooldown
+	if n := len(out); n > 0 {
+		quiet = max(quiet, time.Until(out[n-1].Off.Add(RecoveryLimit)))
+	}
+	return out, wait(ctx, quiet)
 }
 
 // wait waits d or until ctx ends: the schedule's timing is the point.
