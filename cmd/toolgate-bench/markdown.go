@@ -52,7 +52,7 @@ func writeLoad(b *strings.Builder, d *reportData) {
 	p("Each caller waits for its answer before sending again; each toolgate caller has its own run. toolgate is the\n")
 	p("binary of `go build ./cmd/toolgate`, run as `toolgate serve --log-level warn` on a fresh SQLite file; the proxy\n")
 	p("is a process of its own; the dependency and the load generator share the bench process.")
-	if l.Get(load.PGWrite, l.Concurrency[0]) != nil {
+	if hasPath(l, load.PGWrite) {
 		p(" (e) is the write tool on a second\n`toolgate serve` whose store is a fresh schema of a PostgreSQL 15 cluster on this machine.")
 	}
 	p(" %d rounds of %g s per\n", l.Rounds, l.SegmentS)
@@ -266,4 +266,14 @@ func fmtMap[K ~string](m map[K]int) string {
 		parts[i] = fmt.Sprintf("%s %s", k, group(float64(m[K(k)]), 0))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// hasPath reports whether the load comparison ran path p.
+func hasPath(l *load.Report, p load.Path) bool {
+	for _, r := range l.Results {
+		if r.Path == p {
+			return true
+		}
+	}
+	return false
 }
