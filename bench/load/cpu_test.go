@@ -41,32 +41,35 @@ func TestTreeCPUCountsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := os.Getpid()
-	// While it runs it is a live child of this process.
+	// While it runs it is a live child of this process. This process's own
+	// CPU is read before TreeCPU, which counts it again later (larger).
 	seen := false
 	for !seen {
-		if pt, err := readProc(cmd.Process.Pid); err == nil && pt.ppid == self && pt.cpu > 0 {
-			seen = true
-		} else if err != nil {
+		child, err := readProc(cmd.Process.Pid)
+		if err != nil || child.ppid != self {
 			break // it ended first: the reaped case below still holds
 		}
-		tree, err := TreeCPU(self)
-		own, err2 := ProcessCPU(self)
-		if err != nil || err2 != nil {
-			t.Fatal(err, err2)
+		own, err := ProcessCPU(self)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if seen && tree-own <= 0 {
-			t.Fatalf("a live child with CPU, but TreeCPU - ProcessCPU = %v", tree-own)
+		tree, err := TreeCPU(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen = child.cpu > 0; seen && tree-own < child.cpu {
+			t.Fatalf("a live child with %v of CPU, but TreeCPU - ProcessCPU = %v", child.cpu, tree-own)
 		}
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	used := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	tree, err := TreeCPU(self)
+	own, err := ProcessCPU(self)
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := ProcessCPU(self)
+	tree, err := TreeCPU(self)
 	if err != nil {
 		t.Fatal(err)
 	}

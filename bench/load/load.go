@@ -231,46 +231,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, IdleConnTimeout: 90 * time.Second,
 		DisableCompression: true,
 	}, Timeout: time.Minute}
-	readRuns, err := createRuns(ctx, cl, srv.URL, "read", maxConc)
+	targets, err := newTargets(ctx, cl, srv.URL, depURL, proxyURL, maxConc)
 	if err != nil {
 		return nil, err
 	}
-	writeRuns, err := createRuns(ctx, cl, srv.URL, "write", maxConc)
-	if err != nil {
-		return nil, err
-	}
-	// A new operation each call: distinct arguments.
-	writeBody := func(w int, n int64) string {
-		return fmt.Sprintf(`{"tool":"record_note","args":{"order_id":"ORD-4471","n":%d}}`, n)
-	}
-	targets := map[Path]*target{
-		Direct: getTarget(Direct, depURL+"/orders/ORD-4471"),
-		Proxy:  getTarget(Proxy, proxyURL+"/orders/ORD-4471"),
-		Read: callTarget(Read, srv.URL, readRuns, func(w int, n int64) string {
-			return `{"tool":"get_order","args":{"order_id":"ORD-4471"}}`
-		}),
-		Write: callTarget(Write, srv.URL, writeRuns, writeBody),
-	}
-	serverMeter := func(pid int) cpuMeter { return func() (time.Duration, error) { return ProcessCPU(pid) } }
-	m := map[Path]meters{Read: {server: serverMeter(srv.Pid())}, Write: {server: serverMeter(srv.Pid())}}
+	m := map[Path]meters{Read: {server: processMeter(srv.Pid())}, Write: {server: processMeter(srv.Pid())}}
 	if proxyPid != 0 {
-		m[Proxy] = meters{server: serverMeter(proxyPid)}
+		m[Proxy] = meters{server: processMeter(proxyPid)}
 	}
 	pids := map[Path]int{Direct: srv.Pid(), Proxy: srv.Pid(), Read: srv.Pid(), Write: srv.Pid()}
 	if o.Postgres != "" {
-		pg, pgSrv, err := startPostgresPath(ctx, &o, depURL)
+		stop, err := addPostgresPath(ctx, &o, cl, depURL, maxConc, targets, m, pids)
 		if err != nil {
 			return nil, err
 		}
-		defer pg.close()
-		defer pgSrv.Stop(time.Minute)
-		pgRuns, err := createRuns(ctx, cl, pgSrv.URL, "pgwrite", maxConc)
-		if err != nil {
-			return nil, err
-		}
-		targets[PGWrite] = callTarget(PGWrite, pgSrv.URL, pgRuns, writeBody)
-		m[PGWrite] = meters{server: serverMeter(pgSrv.Pid()), db: pg.meter()}
-		pids[PGWrite] = pgSrv.Pid()
+		defer stop()
 	}
 	var seq atomic.Int64
 	if err := warmUp(ctx, &o, cl, targets, maxConc, &seq); err != nil {
@@ -285,6 +260,38 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.finish()
 	return rep, nil
+}
+
+// writeBody is the write tool's call: a new operation each call (distinct
+// arguments).
+func writeBody(_ int, n int64) string {
+	return fmt.Sprintf(`{"tool":"record_note","args":{"order_id":"ORD-4471","n":%d}}`, n)
+}
+
+// newTargets are paths (a) to (d): the dependency, the proxy and the
+// toolgate server at base, with maxConc runs made for each toolgate path.
+func newTargets(ctx context.Context, cl *http.Client, base, depURL, proxyURL string, maxConc int) (map[Path]*target, error) {
+	readRuns, err := createRuns(ctx, cl, base, "read", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	writeRuns, err := createRuns(ctx, cl, base, "write", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	return map[Path]*target{
+		Direct: getTarget(Direct, depURL+"/orders/ORD-4471"),
+		Proxy:  getTarget(Proxy, proxyURL+"/orders/ORD-4471"),
+		Read: callTarget(Read, base, readRuns, func(w int, n int64) string {
+			return `{"tool":"get_order","args":{"order_id":"ORD-4471"}}`
+		}),
+		Write: callTarget(Write, base, writeRuns, writeBody),
+	}, nil
+}
+
+// processMeter reads process pid's CPU time.
+func processMeter(pid int) cpuMeter {
+	return func() (time.Duration, error) { return ProcessCPU(pid) }
 }
 
 // warmUp sends each path one call, checked in full, then drives each at
@@ -367,31 +374,6 @@ func startProxy(ctx context.Context, o *Options, dep string) (string, int, func(
 		return "", 0, nil, err
 	}
 	return p.URL, p.Pid(), func() { _ = p.Stop(10 * time.Second) }, nil
-}
-
-// startPostgresPath makes path (e)'s schema and starts its `toolgate
-// serve` on it, with its config in a directory of its own.
-func startPostgresPath(ctx context.Context, o *Options, depURL string) (*pgCluster, *serveproc.Process, error) {
-	pg, err := openPostgres(ctx, o.Postgres)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir := filepath.Join(o.Dir, "postgres")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		pg.close()
-		return nil, nil, err
-	}
-	cfg := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(cfg, Config(pg.storeURL, depURL), 0o600); err != nil {
-		pg.close()
-		return nil, nil, err
-	}
-	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})
-	if err != nil {
-		pg.close()
-		return nil, nil, err
-	}
-	return pg, srv, nil
 }
 
 // getTarget is a GET of url: (a) and (b).

@@ -3,10 +3,15 @@ package load
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/toolgate/toolgate/bench/serveproc"
 )
 
 // pgCluster is the PostgreSQL database of path (e): a fresh schema,
@@ -66,4 +71,53 @@ func (c *pgCluster) close() {
 	ctx := context.Background()
 	_, _ = c.conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{c.schema}.Sanitize()+" CASCADE")
 	c.conn.Close(ctx)
+}
+
+// addPostgresPath starts path (e) (startPostgresPath), makes its runs and
+// adds its target, meters and pid; the func it returns stops the server
+// and drops the schema.
+func addPostgresPath(ctx context.Context, o *Options, cl *http.Client, depURL string, maxConc int,
+	targets map[Path]*target, m map[Path]meters, pids map[Path]int) (func(), error) {
+	pg, srv, err := startPostgresPath(ctx, o, depURL)
+	if err != nil {
+		return nil, err
+	}
+	stop := func() {
+		_ = srv.Stop(time.Minute)
+		pg.close()
+	}
+	runs, err := createRuns(ctx, cl, srv.URL, "pgwrite", maxConc)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	targets[PGWrite] = callTarget(PGWrite, srv.URL, runs, writeBody)
+	m[PGWrite] = meters{server: processMeter(srv.Pid()), db: pg.meter()}
+	pids[PGWrite] = srv.Pid()
+	return stop, nil
+}
+
+// startPostgresPath makes path (e)'s schema and starts its `toolgate
+// serve` on it, with its config in a directory of its own.
+func startPostgresPath(ctx context.Context, o *Options, depURL string) (*pgCluster, *serveproc.Process, error) {
+	pg, err := openPostgres(ctx, o.Postgres)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := filepath.Join(o.Dir, "postgres")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		pg.close()
+		return nil, nil, err
+	}
+	cfg := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(cfg, Config(pg.storeURL, depURL), 0o600); err != nil {
+		pg.close()
+		return nil, nil, err
+	}
+	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})
+	if err != nil {
+		pg.close()
+		return nil, nil, err
+	}
+	return pg, srv, nil
 }
