@@ -67,6 +67,16 @@ func hostileMain(mode string) int {
 		}
 		h.handle(req.ID, req.Method, req.Params.ProtocolVersion, req.Params.Cursor, req.Params.Name)
 	}
+	if mode == "linger" { // outlives its stdin until the test releases it
+		h.note("eof")
+		for {
+			if _, err := os.Stat(os.Getenv(hostileLog) + ".release"); err == nil {
+				h.note("released")
+				return 0
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	return 0
 }
 
