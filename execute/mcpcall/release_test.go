@@ -15,7 +15,7 @@ import (
 
 // caller is an MCP client's session with a server standing in for
 // toolgate's own, for calls made as if over MCP (mcpcall.WithCaller).
-func caller(t *testing.T) *mcp.ServerSession {
+func caller(t testing.TB) *mcp.ServerSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := mcp.NewServer(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(context.Background(), st, nil)
