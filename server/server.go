@@ -105,6 +105,7 @@ type Server struct {
 	readTimeout  time.Duration
 	mux          *http.ServeMux
 	inflight     atomic.Int64
+	refusals     refusalLog // how 401s are logged (authlog.go)
 }
 
 // New checks opts and builds the routes. A mount whose pattern is invalid
