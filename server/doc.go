@@ -15,6 +15,7 @@
 //	GET  /v1/approvals/{id}         one approval request
 //	POST /v1/approvals/{id}         approve or deny it (approver keys only)
 //	GET  /v1/quotas                 each quota key's use inside its window
+//	GET  /v1/summary                the console's headline figures (?window=)
 //	GET  /v1/config                 the live config's version, file, load time, last reload
 //	GET  /v1/openapi.json           the OpenAPI 3.1 document of this API (no auth)
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
