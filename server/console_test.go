@@ -92,10 +92,18 @@ func TestRunPageFields(t *testing.T) {
 		{"/v1/runs/r1?key=alpha", betaKey, http.StatusForbidden},
 		{"/v1/runs/r1", opsKey, http.StatusNotFound},
 		{"/v1/runs/r1?key=beta", opsKey, http.StatusNotFound},
+		{"/v1/executions?run=r1&key=alpha", opsKey, http.StatusOK},
+		{"/v1/executions?run=r1&key=alpha", betaKey, http.StatusForbidden},
+		{"/v1/executions?key=alpha", opsKey, http.StatusBadRequest},
 	} {
 		if got := b.get(tc.path, tc.key); got.status != tc.status {
 			t.Errorf("GET %s as %s: %d %s, want %d", tc.path, tc.key[:4], got.status, got.body, tc.status)
 		}
+	}
+	var rows ExecutionList
+	b.get("/v1/executions?run=r1&key=alpha", opsKey).decode(t, &rows)
+	if len(rows.Executions) != 1 || rows.Executions[0].RunID != "r1" {
+		t.Errorf("alpha's rows as ops sees them: %+v", rows.Executions)
 	}
 }
 

@@ -248,7 +248,12 @@ func (s *Server) ownedRun(r *http.Request, id string) (*types.Run, *apiError) {
 // key's run, viewedRun).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
-	run, e := s.viewedRun(r, id)
+	key, e := runQueryKey(r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	run, e := s.viewedRun(r, id, key)
 	if e != nil {
 		s.writeError(w, r, e)
 		return
@@ -267,7 +272,12 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // alone, and whether it matches the stored state (?key= as getRun).
 func (s *Server) replay(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
-	run, e := s.viewedRun(r, id)
+	key, e := runQueryKey(r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	run, e := s.viewedRun(r, id, key)
 	if e != nil {
 		s.writeError(w, r, e)
 		return

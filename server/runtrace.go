@@ -48,16 +48,12 @@ func (s *Server) runApprovals(r *http.Request, runID string) []ApprovalDocument 
 	return out
 }
 
-// viewedRun is the run GET /v1/runs/{run} and its replay show: the
+// viewedRun is the run GET /v1/runs/{run}, its replay and GET
+// /v1/executions?run= show: the
 // caller's own run, or with key= the run of that key (an approver key's,
 // a person's, may name any key; another key only itself). An approver key
 // also sees runs that belong to no key (opened through the Go library).
-func (s *Server) viewedRun(r *http.Request, id string) (*types.Run, *apiError) {
-	q := r.URL.Query()
-	if e := strictQuery(q, "key"); e != nil {
-		return nil, e
-	}
-	key := q.Get("key")
+func (s *Server) viewedRun(r *http.Request, id, key string) (*types.Run, *apiError) {
 	if key == "" {
 		run, e := s.ownedRun(r, id)
 		if e != nil && e.status == http.StatusNotFound && s.approver(r.Context()) {
@@ -76,4 +72,14 @@ func (s *Server) viewedRun(r *http.Request, id string) (*types.Run, *apiError) {
 		return nil, noSuchRun(id)
 	}
 	return run, nil
+}
+
+// runQueryKey reads the one query parameter GET /v1/runs/{run} and its
+// replay take: key=.
+func runQueryKey(r *http.Request) (string, *apiError) {
+	q := r.URL.Query()
+	if e := strictQuery(q, "key"); e != nil {
+		return "", e
+	}
+	return q.Get("key"), nil
 }
