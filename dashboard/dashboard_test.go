@@ -147,6 +147,17 @@ func checkRunPage(t *testing.T, p *tab) {
 	if got.Attempts[0] != 1 || got.Attempts[2] != 1 {
 		t.Errorf("attempts drawn in the bars: %v", got.Attempts)
 	}
+	// The keyboard: Enter on a focused step opens it; Tab moves on to the
+	// next step, which shows a focus ring.
+	if err := chromedp.Do(p.ctx, chromedp.Focus(chromedp.CSS(`#step-2 > details > summary`)), chromedp.KeyEvent("\r"), chromedp.KeyEvent("\t")); err != nil {
+		t.Fatalf("keyboard: %v", err)
+	}
+	keys, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`[String(document.querySelector("#step-2 > details").open),
+		document.activeElement.closest("li.step") ? document.activeElement.closest("li.step").id : document.activeElement.tagName,
+		getComputedStyle(document.activeElement).outlineStyle]`))
+	if err != nil || keys[0] != "true" || keys[2] == "none" {
+		t.Errorf("keyboard on the trace: step 2 opened %s, focus on %s with outline %s (%v); want opened, a visible ring", keys[0], keys[1], keys[2], err)
+	}
 	// Following the link opens the step it points to.
 	open, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`(() => { document.querySelector('#step-1 a.settle').click(); return document.querySelector("#step-3 details").open; })()`))
 	if err != nil || !open {

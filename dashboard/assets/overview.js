@@ -10,6 +10,10 @@
 
   function headline(sum, stats) {
     const box = $("#headline");
+    if (!sum) {
+      box.replaceChildren(tg.empty("The headline figures count every key's calls: sign in with an approver key (a person's) to see them."));
+      return;
+    }
     const tile = (label, value, note, warn, href) => {
       const body = [el("b", { text: value }), el("span", { text: label })];
       if (note) body.push(el("small", { text: note }));
@@ -159,8 +163,14 @@
     }));
   }
 
+  let shownApprovals = null;
   function renderApprovals(list) {
     const box = $("#approvals");
+    // Redrawn only when the list changed, so that a refresh does not take
+    // the keyboard's focus off an Approve or Deny button.
+    const key = JSON.stringify(list && list.map((a) => a.id));
+    if (key === shownApprovals && box.children.length) return;
+    shownApprovals = key;
     if (!list) { box.replaceChildren(tg.empty("This store does not keep approvals.")); return; }
     if (!list.length) { box.replaceChildren(tg.empty("Nothing is waiting.")); return; }
     box.replaceChildren(...list.map((a) => {
@@ -198,7 +208,7 @@
     }
     const optional = (p) => p.catch((e) => { if (e instanceof tg.SignInNeeded) throw e; return null; });
     const [sum, stats, alerts, breakers, approvals, quotas] = await Promise.all([
-      tg.api("/v1/summary?window=" + window), tg.api("/v1/stats?window=" + window), tg.api("/v1/alerts"),
+      optional(tg.api("/v1/summary?window=" + window)), tg.api("/v1/stats?window=" + window), tg.api("/v1/alerts"),
       optional(tg.api("/v1/breakers")), optional(tg.api("/v1/approvals?status=pending")), optional(tg.api("/v1/quotas"))]);
     const series = await Promise.all(tools.map((t) => tg.api(`/v1/stats/series?tool=${encodeURIComponent(t.name)}&window=${window}`)));
     headline(sum, stats);

@@ -44,10 +44,12 @@
       el("td", { text: r.key || "" }));
   }
 
-  async function render() {
+  async function render(where, first) {
     await setUpForm();
     const here = new URLSearchParams(location.search);
-    for (const f of FILTERS) $("#r-" + f).value = here.get(f) || "";
+    // The form shows the address's search when the view opens; a refresh
+    // leaves what is being typed alone.
+    if (first) for (const f of FILTERS) $("#r-" + f).value = here.get(f) || "";
     const q = new URLSearchParams();
     for (const f of FILTERS) if (here.get(f)) q.set(f, here.get(f));
     q.set("limit", "25");
