@@ -11,7 +11,7 @@
   function headline(sum, stats) {
     const box = $("#headline");
     if (!sum) {
-      box.replaceChildren(tg.empty("The headline figures count every key's calls: sign in with an approver key (a person's) to see them."));
+      box.replaceChildren(tg.empty("The headline figures could not be read."));
       return;
     }
     const tile = (label, value, note, warn, href) => {
