@@ -112,6 +112,7 @@ func checkRunPage(t *testing.T, p *tab) {
 		Args                   string
 		Bars                   [][2]float64
 		Attempts               []int
+		Approvals, Took        string
 	}
 	got, err := chromedp.Run(p.ctx, chromedp.Evaluate[runPage](`(() => {
 		const bar = (li) => { const b = li.querySelector(".bar"); return [parseFloat(b.style.left), parseFloat(b.style.width)]; };
@@ -124,6 +125,8 @@ func checkRunPage(t *testing.T, p *tab) {
 			Args: document.querySelector("#step-1 details.args pre").textContent,
 			Bars: steps.map(bar),
 			Attempts: steps.map((li) => li.querySelectorAll(".bar .attempt").length),
+			Approvals: document.querySelector("#run-approvals").innerText,
+			Took: document.querySelector("#step-3 .took").innerText,
 		};
 	})()`))
 	if err != nil {
@@ -144,8 +147,12 @@ func checkRunPage(t *testing.T, p *tab) {
 	if b1[0] != 0 || b1[1] < 90 || b2[0] < b1[0]+b1[1]-0.01 || b3[0] < b2[0] || b3[0]+b3[1] > 100.01 {
 		t.Errorf("bars [left%%, width%%]: %v; want step 1 from 0 over 90%%, then 2 and 3 after it, within the axis", got.Bars)
 	}
-	if got.Attempts[0] != 1 || got.Attempts[2] != 1 {
-		t.Errorf("attempts drawn in the bars: %v", got.Attempts)
+	// Step 3 sent nothing: its verify read settled it.
+	if got.Attempts[0] != 1 || got.Attempts[2] != 0 || !strings.Contains(got.Took, "no attempt") {
+		t.Errorf("attempts drawn in the bars: %v, step 3 %q", got.Attempts, got.Took)
+	}
+	if !strings.Contains(got.Approvals, "No call of this run asked for approval.") {
+		t.Errorf("the run's approvals: %q", got.Approvals)
 	}
 	// The keyboard: Enter on a focused step opens it; Tab moves on to the
 	// next step, which shows a focus ring.

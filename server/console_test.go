@@ -70,6 +70,7 @@ func TestRunPageFields(t *testing.T) {
 		t.Fatalf("note: %+v", res)
 	}
 	var doc struct {
+		Approvals    json.RawMessage `json:"approvals"`
 		InitialState json.RawMessage `json:"initial_state"`
 		History      []struct {
 			StartedAt  time.Time       `json:"started_at"`
@@ -78,7 +79,9 @@ func TestRunPageFields(t *testing.T) {
 		} `json:"history"`
 	}
 	b.get("/v1/runs/r1", alphaKey).decode(t, &doc)
-	if string(doc.InitialState) != `{"noted":0}` || len(doc.History) != 1 || doc.History[0].FinishedAt.Before(doc.History[0].StartedAt) ||
+	// approvals is [] when the store keeps approvals and none was asked
+	// for: absent would say the store keeps none.
+	if string(doc.Approvals) != `[]` || string(doc.InitialState) != `{"noted":0}` || len(doc.History) != 1 || doc.History[0].FinishedAt.Before(doc.History[0].StartedAt) ||
 		doc.History[0].FinishedAt.IsZero() || string(doc.History[0].StatePatch) != `{"noted":7}` {
 		t.Errorf("run document: %+v", doc)
 	}

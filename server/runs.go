@@ -34,7 +34,7 @@ type RunDocument struct {
 	History []HistoryEntry `json:"history"`
 	// Approvals are the approval requests the run's calls raised, oldest
 	// first, with who decided them (absent when the store keeps none).
-	Approvals []ApprovalDocument `json:"approvals,omitempty"`
+	Approvals []ApprovalDocument `json:"approvals,omitzero"`
 }
 
 // HistoryEntry is one call of a run's history.

@@ -51,17 +51,20 @@
   function step(h, t0, span, before) {
     const start = at(h.started_at) - t0;
     const took = Math.max(0, h.latency_ms || (at(h.finished_at) - at(h.started_at)));
-    const bar = el("span", { class: "bar", title: `${h.tool}: from ${offset(start)} for ${ms(took)}, ${tg.plural(h.attempts, "attempt")}` });
+    const bar = el("span", { class: "bar", title: `${h.tool}: from ${offset(start)} for ${ms(took)}` });
     bar.style.left = (100 * start / span).toFixed(3) + "%";
     bar.style.width = Math.max(0.6, 100 * took / span).toFixed(3) + "%";
     // toolgate keeps how many attempts a call made, not when each began:
-    // they share the bar evenly.
-    for (let i = 0; i < Math.max(1, h.attempts); i++) bar.append(el("i", { class: "attempt" }));
+    // they share the bar evenly. A call that sent nothing (refused, or
+    // settled by a verify read or a replay) has an empty bar.
+    for (let i = 0; i < h.attempts; i++) bar.append(el("i", { class: "attempt" }));
+    if (!h.attempts) bar.classList.add("none");
+    const tries = h.attempts ? tg.plural(h.attempts, "attempt") : "no attempt sent";
     const flags = [h.replayed && "replayed", h.verified && "verified"].filter(Boolean);
     const summary = el("summary", {},
       el("span", { class: "lbl" }, el("b", { text: String(h.step) }), " ", el("span", { class: "tool", text: h.tool }), " ", tg.badge(h.side_effect === "unknown" ? null : h.ok, h.code)),
       el("span", { class: "track" }, bar),
-      el("span", { class: "took", text: `${ms(took)} · ${tg.plural(h.attempts, "attempt")}` }));
+      el("span", { class: "took", text: `${ms(took)} · ${tries}` }));
     const facts = el("dl", { class: "facts" });
     const fact = (k, v) => facts.append(el("dt", { text: k }), el("dd", {}, v));
     fact("Started", `${tg.time(h.started_at)} (${offset(start)})`);
