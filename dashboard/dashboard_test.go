@@ -226,6 +226,13 @@ func TestOverviewAndRuns(t *testing.T) {
 	if p95, lo, hi, labels := agree[4], agree[5], agree[6], agree[7]; p95 < lo*0.99 || p95 > hi*1.01 || labels != 1 {
 		t.Errorf("card p95 %v ms outside its chart's p95s [%v, %v], or the card mixes refusals and dependency failures (%v)", p95, lo, hi, labels)
 	}
+	// lookup_order answers in 40 ms against a 2 s timeout: its chart fits
+	// the 40 ms and names the timeout instead of flattening the data under
+	// it; issue_refund's draws its 1 s timeout.
+	legends, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`["lookup_order", "issue_refund"].map((n) => document.querySelector('.card[data-tool="' + n + '"] .legend').innerText.replace(/\s+/g, " "))`))
+	if err != nil || !strings.Contains(legends[0], "read timeout 2.0 s, above the scale") || !strings.Contains(legends[1], "p99 read timeout 1.0 s") {
+		t.Errorf("legends: %q (%v)", legends, err)
+	}
 	quotaRow, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(`#quotas tbody tr`)))
 	if err != nil || !strings.Contains(quotaRow, "refunds_per_customer") || !strings.Contains(quotaRow, "70") {
 		t.Errorf("quotas panel: %q (%v), want refunds_per_customer for cust_42, 30 used, 70 left", quotaRow, err)
