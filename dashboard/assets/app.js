@@ -50,6 +50,7 @@
       else a.removeAttribute("aria-current");
     }
     $("#window-box").hidden = where.name !== "overview";
+    document.title = { overview: "toolgate", runs: "Runs · toolgate", run: "Run " + where.id + " · toolgate" }[where.name];
     const tick = async (first) => {
       if (seq !== state.seq) return;
       try {
@@ -72,6 +73,8 @@
   tg.navigate = function (href) {
     history.pushState(null, "", href);
     window.scrollTo(0, 0);
+    // A keyboard user goes on from the top of the new view.
+    $("#content").focus({ preventScroll: true });
     show();
   };
 

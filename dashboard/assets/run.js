@@ -121,7 +121,6 @@
     const key = new URLSearchParams(location.search).get("key");
     const q = key ? "?key=" + encodeURIComponent(key) : "";
     $("#run-h").textContent = "Run " + id;
-    document.title = "Run " + id + " · toolgate";
     const [run, rep] = await Promise.all([tg.api(`/v1/runs/${encodeURIComponent(id)}${q}`),
       tg.api(`/v1/runs/${encodeURIComponent(id)}/replay${q}`)]);
     const hist = run.history || [];
