@@ -35,6 +35,12 @@ func TestSignIn(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+	req, _ = newRequest(e.ts.URL+"/v1/runs/agent_run/calls", agentKey, `{"tool":"lookup_order","args":{"n":1}}`)
+	if resp, err := e.ts.Client().Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the agent's call: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
 	before := e.api.Load()
 	p := openBrowser(t, exe, 1400, 900)
 	if err := chromedp.Do(p.ctx, chromedp.Navigate(e.ts.URL+"/runs"), chromedp.WaitVisible(chromedp.CSS(`#signin #key`))); err != nil {
@@ -64,6 +70,14 @@ func TestSignIn(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#runs tr[data-run="agent_run"] a.runid`)),
 		chromedp.WaitVisible(chromedp.CSS(`#run-replay .badge`))); err != nil {
 		t.Fatalf("signed in: %v (%v)", err, p.Problems())
+	}
+	// Its raw rows, read as dana with key=agent.
+	if err := chromedp.Do(p.ctx, chromedp.Click(chromedp.CSS(`#raw > summary`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`document.querySelector("#raw pre").textContent.includes('"run_id": "agent_run"')`)); err != nil {
+		raw, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("#raw pre").textContent`))
+		t.Errorf("raw rows of the agent's run: %v: %.300s", err, raw)
 	}
 	stored, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`[sessionStorage.getItem("toolgate.key") || "", String(localStorage.length), location.pathname + location.search]`))
 	if err != nil || stored[0] != danaKey || stored[1] != "0" || stored[2] != "/runs/agent_run?key=agent" {
