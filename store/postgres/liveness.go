@@ -117,6 +117,8 @@ type liveness struct {
 	cfg    *pgx.ConnConfig
 	log    *slog.Logger
 	now    func() time.Time
+	// onLose, when set, is called when the liveness is lost.
+	onLose func()
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -279,6 +281,9 @@ func (l *liveness) lose(err error) {
 	l.log.Warn("postgres: liveness lost; writes stop until the lock is re-acquired", "owner", owner, "err", err)
 	closeQuietly(l.conn)
 	l.conn = nil
+	if l.onLose != nil {
+		l.onLose()
+	}
 }
 
 // Owner is the current owner id.
@@ -396,7 +401,7 @@ func (s *Store) startLiveness(ctx context.Context, cfg *pgx.ConnConfig) error {
 		cfg.RuntimeParams["application_name"] = "toolgate-liveness"
 	}
 	l := &liveness{opts: o, base: s.opts.Owner, schema: s.schema, cfg: cfg, log: s.opts.Logger,
-		now: o.Clock.Now, stop: make(chan struct{})}
+		now: o.Clock.Now, stop: make(chan struct{}), onLose: s.lost.fire}
 	if err := l.acquire(ctx); err != nil {
 		return fmt.Errorf("liveness lock: %w", err)
 	}

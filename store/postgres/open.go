@@ -97,6 +97,8 @@ type Store struct {
 	live *liveness
 	// w packs concurrent commits and admissions into one transaction.
 	w *writer
+	// lost cuts the writes in flight when the liveness is lost.
+	lost lostSignal
 
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
@@ -233,6 +235,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 	limit := s.writeLimit(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
+	defer s.cutOnLoss(cancel)()
 	err = fn(wctx, conn)
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -82,4 +83,41 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithDeadline(d, dl)
 	}
 	return context.WithCancel(d)
+}
+
+// lostSignal tells the writes in flight that the liveness connection
+// broke: the path to the database no longer answers (a partition, a
+// restart), so they are cut, their outcome unknown, rather than left
+// waiting on connections that may never answer nor reset.
+type lostSignal struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// current is the signal for the writes starting now: it is done once the
+// liveness is next lost.
+func (l *lostSignal) current() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancel(context.Background())
+	}
+	return l.ctx
+}
+
+// fire cuts the writes in flight; later writes get a new signal.
+func (l *lostSignal) fire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+}
+
+// cutOnLoss makes cancel run when the liveness is lost; the returned stop
+// undoes it.
+func (s *Store) cutOnLoss(cancel context.CancelFunc) (stop func() bool) {
+	return context.AfterFunc(s.lost.current(), cancel)
 }
