@@ -286,6 +286,13 @@ func (l *liveness) lose(err error) {
 	}
 }
 
+// confirmed reports whether liveness is confirmed now.
+func (l *liveness) confirmed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now().Before(l.validUntil)
+}
+
 // Owner is the current owner id.
 func (l *liveness) Owner() string {
 	l.mu.Lock()

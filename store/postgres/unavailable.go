@@ -64,15 +64,37 @@ func bounded(ctx context.Context, d time.Duration) (context.Context, context.Can
 	return context.WithTimeout(ctx, d)
 }
 
-// cancelRow is a row whose read's context is cancelled once it is scanned.
-type cancelRow struct {
-	row    interface{ Scan(dest ...any) error }
-	cancel context.CancelFunc
+// liveRow is the row of readDB.QueryRow, read when it is scanned.
+type liveRow struct {
+	s     *Store
+	ctx   context.Context
+	query string
+	args  []any
 }
 
-func (r cancelRow) Scan(dest ...any) error {
-	defer r.cancel()
-	return r.row.Scan(dest...)
+// Scan runs the read within Options.ReadTimeout when the liveness is not
+// confirmed, else within Options.WriteTimeout (the database answers: a
+// slow read is load, not a fault), and cuts it if the liveness is lost
+// meanwhile.
+func (r *liveRow) Scan(dest ...any) error {
+	limit := r.s.opts.ReadTimeout
+	if r.s.live != nil && r.s.live.confirmed() {
+		limit = max(limit, r.s.opts.WriteTimeout)
+	}
+	return r.scan(limit, dest)
+}
+
+// scan runs the read within limit (and until the liveness is lost).
+func (r *liveRow) scan(limit time.Duration, dest []any) error {
+	ctx, cancel := bounded(r.ctx, limit)
+	defer cancel()
+	defer r.s.cutOnLoss(cancel)()
+	err := r.s.pool.QueryRow(ctx, r.query, r.args...).Scan(dest...)
+	if err != nil && ctx.Err() != nil && r.ctx.Err() == nil {
+		// Cut by its bound or by the liveness's loss, not by its caller.
+		return fmt.Errorf("%w: no answer in time (%v)", store.ErrUnavailable, err)
+	}
+	return err
 }
 
 // detach is ctx without its cancellation, but with its deadline if it has
