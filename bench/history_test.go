@@ -182,6 +182,11 @@ func seededHistory(b *testing.B) string {
 		for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
 			os.Remove(seeding + suffix)
 		}
+		// The file's directory (the user's cache, for make bench) may not
+		// exist yet.
+		if historyErr = os.MkdirAll(filepath.Dir(historyPath), 0o755); historyErr != nil {
+			return
+		}
 		if historyErr = seedHistory(seeding); historyErr == nil {
 			historyErr = os.Rename(seeding, historyPath)
 		}

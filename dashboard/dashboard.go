@@ -2,10 +2,11 @@
 // embedded HTML, CSS and JavaScript, with uPlot vendored (MIT, see
 // assets/vendor/uPlot.LICENSE). It works offline: no CDN, no build step.
 //
-// The page reads the HTTP API (/v1/stats, /v1/stats/series, /v1/alerts,
-// /v1/breakers, /v1/executions, /v1/runs/{id}, /v1/approvals) and refreshes
-// every few seconds. With API keys configured it asks for one and keeps it
-// in the browser's localStorage.
+// The page reads the HTTP API (/v1/summary, /v1/stats, /v1/stats/series,
+// /v1/alerts, /v1/breakers, /v1/runs, /v1/runs/{id}, /v1/approvals) and refreshes
+// every few seconds. With API keys configured it shows a sign-in box and
+// keeps the key in the browser's sessionStorage; without a key it sends
+// nothing but GET /healthz.
 package dashboard
 
 import (
@@ -20,9 +21,16 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// Handler serves the page at /, its files under /assets/ and its icon at
-// /favicon.ico too (the page declares /assets/favicon.svg; the fixed path is
-// for clients that ask for it anyway).
+// Patterns are the routes Handler answers, to mount as public routes: the
+// page at /, /runs and /runs/{id} (the same page, which shows the runs list
+// or one run from its URL, so that a run's page can be reloaded and
+// shared), its files under /assets/ and its icon.
+var Patterns = []string{"GET /{$}", "GET /runs", "GET /runs/{id}", "GET /assets/", "GET /favicon.ico"}
+
+// Handler serves the page at / (and at /runs and /runs/{id}), its files
+// under /assets/ and its icon at /favicon.ico too (the page declares
+// /assets/favicon.svg; the fixed path is for clients that ask for it
+// anyway).
 func Handler() http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -40,7 +48,7 @@ func Handler() http.Handler {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		w.Write(icon)
 	})))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+	index := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, err := assets.ReadFile("assets/index.html")
 		if err != nil {
 			http.Error(w, "dashboard missing", http.StatusInternalServerError)
@@ -51,6 +59,9 @@ func Handler() http.Handler {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 		w.Write(page)
 	})
+	mux.Handle("GET /{$}", index)
+	mux.Handle("GET /runs", index)
+	mux.Handle("GET /runs/{id}", index)
 	return unframeable(mux)
 }
 

@@ -2,6 +2,7 @@ package export
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,17 +150,18 @@ func TestOpenAIStrictOnlyWhenCompatible(t *testing.T) {
 }
 
 func TestAnnotations(t *testing.T) {
+	yes, no := true, false
 	tests := []struct {
 		effect types.Effect
 		want   MCPAnnotations
 	}{
-		{types.EffectRead, MCPAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
-		{types.EffectIdempotent, MCPAnnotations{IdempotentHint: true, DestructiveHint: true}},
-		{types.EffectWrite, MCPAnnotations{DestructiveHint: true}},
-		{"", MCPAnnotations{DestructiveHint: true}},
+		{types.EffectRead, MCPAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: &no}},
+		{types.EffectIdempotent, MCPAnnotations{IdempotentHint: true, DestructiveHint: &yes}},
+		{types.EffectWrite, MCPAnnotations{DestructiveHint: &yes}},
+		{"", MCPAnnotations{DestructiveHint: &yes}},
 	}
 	for _, tt := range tests {
-		if got := Annotations(tt.effect); got != tt.want {
+		if got := Annotations(tt.effect); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Annotations(%q) = %+v, want %+v", tt.effect, got, tt.want)
 		}
 	}

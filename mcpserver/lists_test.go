@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/export"
 	"github.com/toolgate/toolgate/mcpserver"
 )
 
@@ -41,9 +42,9 @@ func listsUpstream(t *testing.T) (string, map[string]*mcp.Tool) {
 	return up.URL, tools
 }
 
-// TestImportedListingKept: a Go SDK client of toolgate sees an imported
-// tool's title, icons, annotations and _meta exactly as the upstream
-// listed them (docs/mcp-upstreams.md, "What reaches the MCP client"), except that an effect the
+// TestImportedListingKept: a Go SDK client of toolgate, and the MCP
+// export (GET /v1/tools?format=mcp), see an imported tool's title, icons,
+// annotations and _meta exactly as the upstream listed them (docs/mcp-upstreams.md, "What reaches the MCP client"), except that an effect the
 // config sets (erase: effect write) is shown through the hints. The SDK
 // (v1.8.0) has no execution field, so execution is not tested.
 func TestImportedListingKept(t *testing.T) {
@@ -53,11 +54,17 @@ func TestImportedListingKept(t *testing.T) {
 	_, endpoint := httpEndpoint(t, gw, mcpserver.Options{})
 	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: endpoint})
 	got := map[string]*mcp.Tool{}
+	var live []*mcp.Tool
 	for tool, err := range cs.Tools(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		got[tool.Name] = tool
+		live = append(live, tool)
+	}
+	// GET /v1/tools?format=mcp says the same, field for field.
+	if exported := export.MCP(gw.Config()); !sameJSON(t, live, exported) {
+		t.Errorf("the export differs from tools/list:\nexport     %s\ntools/list %s", mustJSON(t, exported), mustJSON(t, live))
 	}
 	yes := true
 	for _, tc := range []struct {

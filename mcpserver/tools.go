@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
@@ -10,29 +8,29 @@ import (
 )
 
 // Tools returns the MCP definitions of cfg's tools, sorted by name: the
-// export package's MCP list (name, description, inputSchema, annotations
-// from the effect, openWorldHint true for HTTP tools) and, for a tool
-// that declares output_schema, an outputSchema of the envelope that
-// structuredContent carries (see EnvelopeSchema).
+// export package's MCP list, field for field (name, title, description,
+// inputSchema, annotations, icons, _meta and, for a tool that declares
+// output_schema, an outputSchema of the envelope that structuredContent
+// carries, see EnvelopeSchema), so that GET /v1/tools?format=mcp and the
+// live tools/list agree.
 func Tools(cfg *config.Config) []*mcp.Tool {
 	var out []*mcp.Tool
 	for _, e := range export.MCP(cfg) {
+		a := e.Annotations
 		t := &mcp.Tool{
 			Name:        e.Name,
+			Title:       e.Title,
 			Description: e.Description,
 			InputSchema: e.InputSchema,
-			Annotations: &mcp.ToolAnnotations{
-				ReadOnlyHint:    e.Annotations.ReadOnlyHint,
-				IdempotentHint:  e.Annotations.IdempotentHint,
-				DestructiveHint: ptr(e.Annotations.DestructiveHint),
-				OpenWorldHint:   e.Annotations.OpenWorldHint,
-			},
+			Annotations: &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, IdempotentHint: a.IdempotentHint,
+				DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint},
+			Meta: e.Meta,
+		}
+		for _, i := range e.Icons {
+			t.Icons = append(t.Icons, mcp.Icon{Source: i.Source, MIMEType: i.MIMEType, Sizes: i.Sizes, Theme: mcp.IconTheme(i.Theme)})
 		}
 		if e.OutputSchema != nil {
 			t.OutputSchema = e.OutputSchema
-		}
-		if ct := cfg.Tools[e.Name]; ct != nil && ct.Source != nil {
-			relist(t, ct.Source)
 		}
 		out = append(out, t)
 	}
@@ -42,28 +40,3 @@ func Tools(cfg *config.Config) []*mcp.Tool {
 // EnvelopeSchema is the JSON Schema of toolgate's result envelope whose
 // data follows the tool's declared output schema: export.EnvelopeSchema.
 func EnvelopeSchema(data map[string]any) map[string]any { return export.EnvelopeSchema(data) }
-
-// relist gives an imported MCP tool the fields its server listed (docs/mcp-upstreams.md,
-// "What reaches the MCP client"): title, icons and _meta unchanged, and annotations as
-// given unless the config sets the effect, which the hints then show (the
-// server's annotations title is kept). A server that gave no annotations
-// gets the hints derived from the effect, as a configured tool does.
-func relist(t *mcp.Tool, src *config.Source) {
-	if src.Listing == "" {
-		return
-	}
-	var l mcp.Tool
-	if err := json.Unmarshal([]byte(src.Listing), &l); err != nil {
-		return // made by mcpcall from a decoded tool: cannot happen
-	}
-	t.Title, t.Icons, t.Meta = l.Title, l.Icons, l.Meta
-	switch {
-	case l.Annotations == nil:
-	case src.EffectSet:
-		t.Annotations.Title = l.Annotations.Title
-	default:
-		t.Annotations = l.Annotations
-	}
-}
-
-func ptr[T any](v T) *T { return &v }

@@ -7,7 +7,7 @@
 //	POST /v1/runs                   create a run                   201, 409 run_exists
 //	GET  /v1/runs                   the caller's runs, newest first 200, paged by next_cursor
 //	POST /v1/runs/{run}/calls       one tool call                  200 with the result envelope
-//	GET  /v1/runs/{run}             the run and its history        200
+//	GET  /v1/runs/{run}             the run and its history (?key=: another key's run, approver keys)  200
 //	GET  /v1/runs/{run}/replay      state rebuilt from the log     200
 //	GET  /v1/executions             monitoring rows, newest first, paged (run, tool, code, since, until, limit, cursor)
 //	GET  /v1/tools                  the tool list (?format=openai, anthropic, mcp)
@@ -15,6 +15,7 @@
 //	GET  /v1/approvals/{id}         one approval request
 //	POST /v1/approvals/{id}         approve or deny it (approver keys only)
 //	GET  /v1/quotas                 each quota key's use inside its window
+//	GET  /v1/summary                the console's headline figures (?window=)
 //	GET  /v1/config                 the live config's version, file, load time, last reload
 //	GET  /v1/openapi.json           the OpenAPI 3.1 document of this API (no auth)
 //	GET  /healthz                   200 when the store answers, else 503 (no auth)
@@ -30,6 +31,8 @@
 //	GET  /.well-known/oauth-protected-resource      how /mcp takes its bearer keys (RFC 9728; no auth)
 //	GET  /.well-known/oauth-protected-resource/mcp  the same, at the path-suffixed name clients try first
 //	GET  /                          the dashboard (no auth)
+//	GET  /runs                      the dashboard's runs list (the same page; no auth)
+//	GET  /runs/{id}                 the dashboard's page of one run (the same page; no auth)
 //	GET  /assets/                   the dashboard's files (no auth)
 //	GET  /favicon.ico               the dashboard's icon (no auth)
 //

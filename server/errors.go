@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store"
@@ -116,12 +117,12 @@ func (e *apiError) envelope() *types.Result {
 // writeError answers a refusal and logs it: the one place a gateway
 // refusal is logged.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
-	level := slog.LevelInfo
+	level, quieted := slog.LevelInfo, 0
 	switch {
 	case e.status >= 500:
 		level = slog.LevelError
 	case e.status == http.StatusUnauthorized:
-		level = slog.LevelWarn
+		level, quieted = s.refusals.level(r, time.Now())
 	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method), slog.String("path", clip(r.URL.Path)),
@@ -130,6 +131,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *apiError)
 	}
 	if e.cause != nil {
 		attrs = append(attrs, slog.String("err", e.cause.Error()))
+	}
+	if quieted > 0 {
+		attrs = append(attrs, slog.Int("refused_unlogged_since_last", quieted))
 	}
 	s.log.LogAttrs(r.Context(), level, "request refused", attrs...)
 	respond(w, e)

@@ -21,7 +21,7 @@ const (
 )
 
 // executionQueryParams are the query parameters GET /v1/executions takes.
-var executionQueryParams = []string{"run", "tool", "code", "since", "until", "limit", "cursor"}
+var executionQueryParams = []string{"run", "key", "tool", "code", "since", "until", "limit", "cursor"}
 
 // codeShape is what an outcome code looks like (the codes of toolgate and
 // of rules alike).

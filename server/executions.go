@@ -19,9 +19,10 @@ type ExecutionList struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// listExecutions is GET /v1/executions?run=&tool=&code=&since=&until=
+// listExecutions is GET /v1/executions?run=&key=&tool=&code=&since=&until=
 // &limit=&cursor=: monitoring rows, newest first, a page at a time. A key
-// sees only the rows of its own runs. Pages are keyed on the row id, which
+// sees only the rows of its own runs; with run= and key=, an approver key
+// those of another key's run (viewedRun). Pages are keyed on the row id, which
 // only grows: rows committed while a reader pages never shift the pages
 // still to come.
 func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
@@ -35,9 +36,13 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("%s", err))
 		return
 	}
+	key := q.Get("key")
 	switch {
+	case key != "" && f.RunID == "":
+		s.writeError(w, r, badRequest("key= names the key whose run= to list; give run= with it"))
+		return
 	case f.RunID != "":
-		run, e := s.ownedRun(r, f.RunID)
+		run, e := s.viewedRun(r, f.RunID, key)
 		if e != nil {
 			s.writeError(w, r, e)
 			return
@@ -64,7 +69,10 @@ func (s *Server) listExecutions(w http.ResponseWriter, r *http.Request) {
 	if list.Executions == nil {
 		list.Executions = []types.Execution{}
 	}
-	publicRunIDs(list.Executions, KeyName(r.Context()))
+	if key == "" {
+		key = KeyName(r.Context())
+	}
+	publicRunIDs(list.Executions, key)
 	writeJSON(w, http.StatusOK, list)
 }
 

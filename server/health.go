@@ -13,8 +13,8 @@ import (
 const HealthTimeout = 2 * time.Second
 
 // healthz is GET /healthz: 200 {"ok": true, "config_version": "...",
-// "version": "..."} when
-// the store answers, 503 otherwise. It needs no key.
+// "version": "...", "keys_required": true} when the store answers, 503
+// otherwise. It needs no key.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
 	defer cancel()
@@ -23,7 +23,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			message: "toolgate's store is not answering", cause: err})
 		return
 	}
-	writeJSON(w, http.StatusOK, health{OK: true, ConfigVersion: s.gw.Config().Version, Version: buildinfo.Version()})
+	writeJSON(w, http.StatusOK, health{OK: true, ConfigVersion: s.gw.Config().Version, Version: buildinfo.Version(),
+		KeysRequired: !s.devMode()})
 }
 
 // health is the answer of GET /healthz.
@@ -33,4 +34,8 @@ type health struct {
 	ConfigVersion string `json:"config_version"`
 	// Version is toolgate's own version (`toolgate version` has the rest).
 	Version string `json:"version"`
+	// KeysRequired says the API asks for a key (auth.keys is set): the
+	// dashboard shows its sign-in box without first sending a request that
+	// would be refused.
+	KeysRequired bool `json:"keys_required"`
 }

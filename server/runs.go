@@ -23,29 +23,47 @@ type RunDocument struct {
 	// Step counts the calls admitted so far.
 	Step int64 `json:"step"`
 	// MaxSteps bounds the calls of the run (0: no bound).
-	MaxSteps  int64           `json:"max_steps,omitempty"`
-	State     json.RawMessage `json:"state"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
+	MaxSteps int64           `json:"max_steps,omitempty"`
+	State    json.RawMessage `json:"state"`
+	// InitialState is the state the run was opened with: with each step's
+	// state_patch, what every step changed (the console shows it as a diff).
+	InitialState json.RawMessage `json:"initial_state"`
+	CreatedAt    time.Time       `json:"created_at"`
+	UpdatedAt    time.Time       `json:"updated_at"`
 	// History is the run's execution rows in commit order.
 	History []HistoryEntry `json:"history"`
+	// Approvals are the approval requests the run's calls raised, oldest
+	// first, with who decided them (absent when the store keeps none).
+	Approvals []ApprovalDocument `json:"approvals,omitzero"`
 }
 
 // HistoryEntry is one call of a run's history.
 type HistoryEntry struct {
-	Step        int64            `json:"step"`
-	CallID      string           `json:"call_id"`
-	Tool        string           `json:"tool"`
-	Args        json.RawMessage  `json:"args"`
-	Code        types.Code       `json:"code"`
-	OK          bool             `json:"ok"`
-	SideEffect  types.SideEffect `json:"side_effect"`
-	Replayed    bool             `json:"replayed"`
-	Verified    bool             `json:"verified"`
-	Attempts    int              `json:"attempts"`
-	LatencyMS   float64          `json:"latency_ms"`
-	StartedAt   time.Time        `json:"started_at"`
-	Observation string           `json:"observation"`
+	Step       int64            `json:"step"`
+	CallID     string           `json:"call_id"`
+	Tool       string           `json:"tool"`
+	Args       json.RawMessage  `json:"args"`
+	Code       types.Code       `json:"code"`
+	OK         bool             `json:"ok"`
+	SideEffect types.SideEffect `json:"side_effect"`
+	Replayed   bool             `json:"replayed"`
+	Verified   bool             `json:"verified"`
+	Attempts   int              `json:"attempts"`
+	LatencyMS  float64          `json:"latency_ms"`
+	StartedAt  time.Time        `json:"started_at"`
+	// FinishedAt is when the call ended: with StartedAt, the step's place
+	// on the run's time axis.
+	FinishedAt  time.Time `json:"finished_at"`
+	Dependency  string    `json:"dependency,omitempty"`
+	TraceID     string    `json:"trace_id,omitempty"`
+	Observation string    `json:"observation"`
+	// SettledBy, on a call whose side effect was unknown, is the step of
+	// the later call of the same operation that settled it (its verify
+	// read, or the dependency's answer to the re-send); absent while
+	// nothing has.
+	SettledBy int64 `json:"settled_by,omitempty"`
+	// Settles is the steps whose unknown outcome this call settled.
+	Settles []int64 `json:"settles,omitempty"`
 	// StatePatch is the state keys the call set (null when it set none).
 	StatePatch json.RawMessage `json:"state_patch"`
 }
@@ -61,9 +79,14 @@ func NewRunDocument(run *types.Run, rows []types.Execution) *RunDocument {
 	if len(doc.State) == 0 {
 		doc.State = json.RawMessage("{}")
 	}
+	doc.InitialState = run.InitialState
+	if len(doc.InitialState) == 0 {
+		doc.InitialState = json.RawMessage("{}")
+	}
 	for i := range rows {
 		doc.History = append(doc.History, newHistoryEntry(&rows[i]))
 	}
+	linkSettlements(doc.History, rows)
 	return doc
 }
 
@@ -75,8 +98,8 @@ func newHistoryEntry(row *types.Execution) HistoryEntry {
 	h := HistoryEntry{
 		Step: row.Step, CallID: row.CallID, Tool: row.Tool, Args: row.Args, Code: row.Code, OK: row.OK,
 		SideEffect: row.SideEffect, Replayed: row.Replayed, Verified: row.Verified, Attempts: row.Attempts,
-		LatencyMS: row.LatencyMS, StartedAt: row.StartedAt, Observation: stored.Observation,
-		StatePatch: row.StatePatch,
+		LatencyMS: row.LatencyMS, StartedAt: row.StartedAt, FinishedAt: row.FinishedAt, Dependency: row.Dependency,
+		TraceID: row.TraceID, Observation: stored.Observation, StatePatch: row.StatePatch,
 	}
 	if len(h.StatePatch) == 0 {
 		h.StatePatch = nil
@@ -221,10 +244,16 @@ func (s *Server) ownedRun(r *http.Request, id string) (*types.Run, *apiError) {
 	return run, nil
 }
 
-// getRun is GET /v1/runs/{run}: the run with its history.
+// getRun is GET /v1/runs/{run}: the run with its history (?key=: another
+// key's run, viewedRun).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
-	run, e := s.ownedRun(r, id)
+	key, e := runQueryKey(r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	run, e := s.viewedRun(r, id, key)
 	if e != nil {
 		s.writeError(w, r, e)
 		return
@@ -234,14 +263,21 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, storeError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, NewRunDocument(run, rows))
+	doc := NewRunDocument(run, rows)
+	doc.Approvals = s.runApprovals(r, run.ID)
+	writeJSON(w, http.StatusOK, doc)
 }
 
 // replay is GET /v1/runs/{run}/replay: the state rebuilt from the log
-// alone, and whether it matches the stored state.
+// alone, and whether it matches the stored state (?key= as getRun).
 func (s *Server) replay(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("run")
-	run, e := s.ownedRun(r, id)
+	key, e := runQueryKey(r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	run, e := s.viewedRun(r, id, key)
 	if e != nil {
 		s.writeError(w, r, e)
 		return

@@ -105,6 +105,7 @@ type Server struct {
 	readTimeout  time.Duration
 	mux          *http.ServeMux
 	inflight     atomic.Int64
+	refusals     refusalLog // how 401s are logged (authlog.go)
 }
 
 // New checks opts and builds the routes. A mount whose pattern is invalid
@@ -166,8 +167,8 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "POST /v1/runs", Handler: s.noQuery(s.createRun)},
 		{Pattern: "GET /v1/runs", Handler: http.HandlerFunc(s.listRuns)},
 		{Pattern: "POST /v1/runs/{run}/calls", Handler: s.noQuery(s.postCall)},
-		{Pattern: "GET /v1/runs/{run}", Handler: s.noQuery(s.getRun)},
-		{Pattern: "GET /v1/runs/{run}/replay", Handler: s.noQuery(s.replay)},
+		{Pattern: "GET /v1/runs/{run}", Handler: http.HandlerFunc(s.getRun)},
+		{Pattern: "GET /v1/runs/{run}/replay", Handler: http.HandlerFunc(s.replay)},
 		{Pattern: "GET /v1/executions", Handler: http.HandlerFunc(s.listExecutions)},
 		{Pattern: "GET /v1/tools", Handler: http.HandlerFunc(s.listTools)},
 		{Pattern: "GET /healthz", Handler: http.HandlerFunc(s.healthz), Public: true},
@@ -177,6 +178,7 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/approvals/{id}", Handler: s.noQuery(s.getApproval)},
 		{Pattern: "POST /v1/approvals/{id}", Handler: s.noQuery(s.decideApproval)},
 		{Pattern: "GET /v1/quotas", Handler: s.noQuery(s.listQuotas)},
+		{Pattern: "GET /v1/summary", Handler: http.HandlerFunc(s.summary)},
 	}
 	for _, m := range append(routes, opts.Mounts...) {
 		if err := s.handle(m); err != nil {

@@ -72,7 +72,7 @@ func TestRunLifecycle(t *testing.T) {
 	if len(list.Executions) != 2 || list.Executions[0].Step != 2 || list.Executions[1].Step != 1 {
 		t.Errorf("executions by tool: %d rows", len(list.Executions))
 	}
-	if resp := b.get("/healthz", ""); resp.status != http.StatusOK || string(bytes.TrimSpace(resp.body)) != `{"ok":true,"config_version":"`+b.gw.Config().Version+`","version":"`+buildinfo.Version()+`"}` {
+	if resp := b.get("/healthz", ""); resp.status != http.StatusOK || string(bytes.TrimSpace(resp.body)) != `{"ok":true,"config_version":"`+b.gw.Config().Version+`","version":"`+buildinfo.Version()+`","keys_required":true}` {
 		t.Errorf("healthz: %d %s", resp.status, resp.body)
 	}
 }

@@ -69,8 +69,8 @@ func TestNoQueryParameters(t *testing.T) {
 	}{
 		{"POST", "/v1/runs?_method=DELETE", `{"run_id":"r2","principal":{"id":"c"}}`, alphaKey, `unknown query parameter "_method": POST /v1/runs takes no query parameters`},
 		{"POST", "/v1/runs/r1/calls?_method=GET", `{"tool":"echo","args":{"n":1}}`, alphaKey, `unknown query parameter "_method": POST /v1/runs/{run}/calls takes`},
-		{"GET", "/v1/runs/r1?format=x&a=1", "", alphaKey, `unknown query parameters "a", "format": GET /v1/runs/{run} takes`},
-		{"GET", "/v1/runs/r1/replay?x", "", alphaKey, `unknown query parameter "x": GET /v1/runs/{run}/replay takes`},
+		{"GET", "/v1/runs/r1?format=x&a=1", "", alphaKey, `unknown query parameters "a", "format" in the URL; valid: key`},
+		{"GET", "/v1/runs/r1/replay?x", "", alphaKey, `unknown query parameter "x" in the URL; valid: key`},
 		{"GET", "/v1/config?verbose=1", "", alphaKey, `unknown query parameter "verbose": GET /v1/config takes`},
 		{"GET", "/v1/approvals/a1?_method=POST", "", opsKey, `unknown query parameter "_method": GET /v1/approvals/{id} takes`},
 		{"POST", "/v1/approvals/a1?decision=approve", `{"decision":"approve"}`, opsKey, `unknown query parameter "decision": POST /v1/approvals/{id} takes`},

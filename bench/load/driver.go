@@ -31,6 +31,8 @@ type segment struct {
 	// latencies of the successful requests.
 	latencies []time.Duration
 	firstErr  string
+	// cpu is the path's servers' CPU over the segment.
+	cpu cpuSample
 }
 
 // drive sends requests from workers goroutines, each waiting for its

@@ -5,12 +5,16 @@
 //	(b) a baseline reverse proxy (net/http/httputil.ReverseProxy with a tuned transport),
 //	(c) toolgate with a read tool,
 //	(d) toolgate with a write tool (operation ledger, durable SQLite records),
+//	(e) optionally, the same write tool on a PostgreSQL store,
 //
 // in alternating rounds (each round takes the paths in a rotated order),
 // so that a machine that gets busier or quieter during the run does not
 // favour one path. toolgate is the real `toolgate serve` binary, the
 // baseline a process of its own, and the dependency and the load
-// generator share the bench process.
+// generator share the bench process. Beside throughput and latency it
+// measures CPU per call: the utime + stime of each server process over a
+// segment (see ProcessCPU and TreeCPU), divided by the segment's
+// successful calls.
 package load
 
 import (
@@ -41,6 +45,8 @@ const (
 	Proxy  Path = "proxy"          // (b)
 	Read   Path = "toolgate_read"  // (c)
 	Write  Path = "toolgate_write" // (d)
+	// PGWrite is (d) on a PostgreSQL store; only with Options.Postgres.
+	PGWrite Path = "toolgate_write_postgres" // (e)
 )
 
 // Label is the path's name in tables: "(c) toolgate read".
@@ -54,6 +60,8 @@ func (p Path) Label() string {
 		return "(c) toolgate read"
 	case Write:
 		return "(d) toolgate write"
+	case PGWrite:
+		return "(e) toolgate write, PostgreSQL"
 	}
 	return string(p)
 }
@@ -92,6 +100,21 @@ type Options struct {
 	Around func(pid int, p Path, concurrency, round int) func()
 	// Progress, when set, counts the segments.
 	Progress Progress
+	// Postgres, when set, adds path (e): a second `toolgate serve` with
+	// the write tool on a fresh schema of this PostgreSQL database
+	// (postgres://...), dropped at the end. When the cluster runs on
+	// this machine its CPU (the postmaster and all its children) counts
+	// in (e)'s CPU per call, so give it a cluster of its own
+	// (scripts/with-postgres.sh starts one).
+	Postgres string
+}
+
+// paths are the paths of a run, in the first round's order.
+func (o *Options) paths() []Path {
+	if o.Postgres == "" {
+		return roundOrder
+	}
+	return append(append([]Path(nil), roundOrder...), PGWrite)
 }
 
 // Progress follows a load comparison.
@@ -187,7 +210,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	depURL := "http://" + depLn.Addr().String()
 
 	// The baseline proxy.
-	proxyURL, stopProxy, err := startProxy(ctx, &o, depURL)
+	proxyURL, proxyPid, stopProxy, err := startProxy(ctx, &o, depURL)
 	if err != nil {
 		return nil, err
 	}
@@ -208,30 +231,27 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, IdleConnTimeout: 90 * time.Second,
 		DisableCompression: true,
 	}, Timeout: time.Minute}
-	readRuns, err := createRuns(ctx, cl, srv.URL, "read", maxConc)
+	targets, err := newTargets(ctx, cl, srv.URL, depURL, proxyURL, maxConc)
 	if err != nil {
 		return nil, err
 	}
-	writeRuns, err := createRuns(ctx, cl, srv.URL, "write", maxConc)
-	if err != nil {
-		return nil, err
+	m := map[Path]meters{Read: {server: processMeter(srv.Pid())}, Write: {server: processMeter(srv.Pid())}}
+	if proxyPid != 0 {
+		m[Proxy] = meters{server: processMeter(proxyPid)}
 	}
-	targets := map[Path]*target{
-		Direct: getTarget(Direct, depURL+"/orders/ORD-4471"),
-		Proxy:  getTarget(Proxy, proxyURL+"/orders/ORD-4471"),
-		Read: callTarget(Read, srv.URL, readRuns, func(w int, n int64) string {
-			return `{"tool":"get_order","args":{"order_id":"ORD-4471"}}`
-		}),
-		Write: callTarget(Write, srv.URL, writeRuns, func(w int, n int64) string {
-			// A new operation each call: distinct arguments.
-			return fmt.Sprintf(`{"tool":"record_note","args":{"order_id":"ORD-4471","n":%d}}`, n)
-		}),
+	pids := map[Path]int{Direct: srv.Pid(), Proxy: srv.Pid(), Read: srv.Pid(), Write: srv.Pid()}
+	if o.Postgres != "" {
+		stop, err := addPostgresPath(ctx, &o, cl, depURL, maxConc, targets, m, pids)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
 	}
 	var seq atomic.Int64
 	if err := warmUp(ctx, &o, cl, targets, maxConc, &seq); err != nil {
 		return nil, err
 	}
-	rep, err := runRounds(ctx, &o, cl, targets, srv.Pid(), &seq)
+	rep, err := runRounds(ctx, &o, cl, targets, pids, m, &seq)
 	if err != nil {
 		return nil, err
 	}
@@ -242,16 +262,48 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// writeBody is the write tool's call: a new operation each call (distinct
+// arguments).
+func writeBody(_ int, n int64) string {
+	return fmt.Sprintf(`{"tool":"record_note","args":{"order_id":"ORD-4471","n":%d}}`, n)
+}
+
+// newTargets are paths (a) to (d): the dependency, the proxy and the
+// toolgate server at base, with maxConc runs made for each toolgate path.
+func newTargets(ctx context.Context, cl *http.Client, base, depURL, proxyURL string, maxConc int) (map[Path]*target, error) {
+	readRuns, err := createRuns(ctx, cl, base, "read", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	writeRuns, err := createRuns(ctx, cl, base, "write", maxConc)
+	if err != nil {
+		return nil, err
+	}
+	return map[Path]*target{
+		Direct: getTarget(Direct, depURL+"/orders/ORD-4471"),
+		Proxy:  getTarget(Proxy, proxyURL+"/orders/ORD-4471"),
+		Read: callTarget(Read, base, readRuns, func(w int, n int64) string {
+			return `{"tool":"get_order","args":{"order_id":"ORD-4471"}}`
+		}),
+		Write: callTarget(Write, base, writeRuns, writeBody),
+	}, nil
+}
+
+// processMeter reads process pid's CPU time.
+func processMeter(pid int) cpuMeter {
+	return func() (time.Duration, error) { return ProcessCPU(pid) }
+}
+
 // warmUp sends each path one call, checked in full, then drives each at
 // maxConc for o.Warmup; a path that fails is an error.
 func warmUp(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*target, maxConc int, seq *atomic.Int64) error {
-	for _, p := range roundOrder {
+	for _, p := range o.paths() {
 		if err := checkOnce(ctx, cl, targets[p], seq); err != nil {
 			return err
 		}
 	}
-	o.Progress.Phase("load: warm-up", len(roundOrder))
-	for _, p := range roundOrder {
+	o.Progress.Phase("load: warm-up", len(o.paths()))
+	for _, p := range o.paths() {
 		if seg := drive(ctx, cl, targets[p], maxConc, o.Warmup, seq); seg.errors > 0 {
 			return fmt.Errorf("load: warm-up of %s: %d errors, the first: %s", p.Label(), seg.errors, seg.firstErr)
 		}
@@ -261,22 +313,25 @@ func warmUp(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*
 }
 
 // runRounds drives every path at every concurrency for o.Duration, o.Rounds
-// times, each round in its own order, calling o.Around (with the server's
-// pid) around each segment, and reports them.
-func runRounds(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*target, pid int, seq *atomic.Int64) (*Report, error) {
-	segments := o.Rounds * len(o.Concurrency) * len(roundOrder)
+// times, each round in its own order, calling o.Around (with the path's
+// toolgate server's pid) around each segment and reading the path's CPU
+// meters before and after it, and reports them.
+func runRounds(ctx context.Context, o *Options, cl *http.Client, targets map[Path]*target, pids map[Path]int, m map[Path]meters, seq *atomic.Int64) (*Report, error) {
+	segments := o.Rounds * len(o.Concurrency) * len(o.paths())
 	rep := newReport(o)
 	o.Progress.Phase("load: rounds", segments)
 	for round := range o.Rounds {
-		order := rotate(roundOrder, round)
+		order := rotate(o.paths(), round)
 		rep.Order = append(rep.Order, order)
 		for _, conc := range o.Concurrency {
 			for _, p := range order {
 				var after func()
 				if o.Around != nil {
-					after = o.Around(pid, p, conc, round)
+					after = o.Around(pids[p], p, conc, round)
 				}
+				before := m[p].read()
 				seg := drive(ctx, cl, targets[p], conc, o.Duration, seq)
+				seg.cpu = m[p].read().since(before)
 				if after != nil {
 					after()
 				}
@@ -297,27 +352,28 @@ func rotate(ps []Path, by int) []Path {
 }
 
 // startProxy starts the baseline, as its own process when
-// o.ProxyCommand is set.
-func startProxy(ctx context.Context, o *Options, dep string) (string, func(), error) {
+// o.ProxyCommand is set; its pid is 0 when it runs in this process (its
+// CPU is then not measured).
+func startProxy(ctx context.Context, o *Options, dep string) (string, int, func(), error) {
 	if len(o.ProxyCommand) == 0 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
 		u, err := url.Parse(dep)
 		if err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
 		srv := &http.Server{Handler: NewProxy(u), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
-		return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+		return "http://" + ln.Addr().String(), 0, func() { srv.Close() }, nil
 	}
 	argv := append(append([]string(nil), o.ProxyCommand...), "--target", dep)
 	p, err := serveproc.StartCommand(ctx, argv, ProxyReady, 0, 0)
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	return p.URL, func() { _ = p.Stop(10 * time.Second) }, nil
+	return p.URL, p.Pid(), func() { _ = p.Stop(10 * time.Second) }, nil
 }
 
 // getTarget is a GET of url: (a) and (b).

@@ -47,6 +47,19 @@ type Result struct {
 	P99us           float64   `json:"p99_us"`
 	MeanUS          float64   `json:"mean_us"`
 	FirstError      string    `json:"first_error,omitempty"`
+	// CPUPerCallUS is the CPU per successful call of the path's servers
+	// (toolgate or the proxy, plus the PostgreSQL cluster on (e)), in
+	// microseconds: the median over rounds of each round's CPU time over
+	// its successful calls. 0 when not measured (the direct path).
+	CPUPerCallUS float64 `json:"cpu_per_call_us,omitempty"`
+	// ServerCPUPerCallUS and DBCPUPerCallUS split it: the toolgate (or
+	// proxy) process's and the PostgreSQL cluster's, each a median.
+	ServerCPUPerCallUS float64 `json:"server_cpu_per_call_us,omitempty"`
+	DBCPUPerCallUS     float64 `json:"db_cpu_per_call_us,omitempty"`
+	// RoundCPUus is each round's CPU per call (server and database).
+	RoundCPUus []float64 `json:"round_cpu_us,omitempty"`
+
+	roundServer, roundDB []float64
 }
 
 // Ratios compare toolgate with the baseline and the direct path at one
@@ -64,6 +77,13 @@ type Ratios struct {
 	ProxyAddedP50us float64 `json:"proxy_added_p50_us"`
 	ReadAddedP99us  float64 `json:"read_added_p99_us"`
 	WriteAddedP99us float64 `json:"write_added_p99_us"`
+	// CPU per call against the proxy's in the same run: (c)/(b) and
+	// (d)/(b); 0 when either was not measured.
+	ReadCPUVsProxy  float64 `json:"read_cpu_vs_proxy,omitempty"`
+	WriteCPUVsProxy float64 `json:"write_cpu_vs_proxy,omitempty"`
+	// PostgresCPUVsSQLite is (e)/(d), CPU per call, toolgate and the
+	// cluster against toolgate on SQLite; 0 without (e).
+	PostgresCPUVsSQLite float64 `json:"postgres_cpu_vs_sqlite,omitempty"`
 }
 
 func newReport(o *Options) *Report {
@@ -86,6 +106,34 @@ func (r *Report) add(p Path, conc, round int, seg segment) {
 	}
 	k := key{p, conc}
 	r.lat[k] = append(r.lat[k], seg.latencies...)
+	if seg.cpu.ok && len(seg.latencies) > 0 {
+		n := float64(len(seg.latencies))
+		res.roundServer = append(res.roundServer, us(seg.cpu.server)/n)
+		res.roundDB = append(res.roundDB, us(seg.cpu.db)/n)
+		res.RoundCPUus = append(res.RoundCPUus, us(seg.cpu.server+seg.cpu.db)/n)
+	}
+}
+
+// median is the median of xs (the mean of the middle two for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ratio is a/b, 0 when either is 0 (not measured).
+func ratio(a, b float64) float64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // Get returns the result of path p at concurrency conc, or nil.
@@ -104,21 +152,28 @@ func (r *Report) finish() {
 		res.Throughput = float64(len(lat)) / res.Seconds
 		p50, p90, p99, mean := summarise(lat)
 		res.P50us, res.P90us, res.P99us, res.MeanUS = us(p50), us(p90), us(p99), us(mean)
+		res.CPUPerCallUS, res.ServerCPUPerCallUS, res.DBCPUPerCallUS = median(res.RoundCPUus), median(res.roundServer), median(res.roundDB)
 	}
 	r.lat = nil
 	slices.SortFunc(r.Results, func(a, b *Result) int {
 		if a.Concurrency != b.Concurrency {
 			return a.Concurrency - b.Concurrency
 		}
-		return slices.Index([]Path{Direct, Proxy, Read, Write}, a.Path) - slices.Index([]Path{Direct, Proxy, Read, Write}, b.Path)
+		return slices.Index(allPaths, a.Path) - slices.Index(allPaths, b.Path)
 	})
 	for _, c := range r.Concurrency {
 		a, b, rd, wr := r.Get(Direct, c), r.Get(Proxy, c), r.Get(Read, c), r.Get(Write, c)
 		if a == nil || b == nil || rd == nil || wr == nil {
 			continue
 		}
+		var pgX float64
+		if e := r.Get(PGWrite, c); e != nil {
+			pgX = ratio(e.CPUPerCallUS, wr.CPUPerCallUS)
+		}
 		r.Ratios = append(r.Ratios, Ratios{Concurrency: c,
-			ReadVsProxy: rd.Throughput / b.Throughput, WriteVsProxy: wr.Throughput / b.Throughput,
+			ReadCPUVsProxy: ratio(rd.CPUPerCallUS, b.CPUPerCallUS), WriteCPUVsProxy: ratio(wr.CPUPerCallUS, b.CPUPerCallUS),
+			PostgresCPUVsSQLite: pgX,
+			ReadVsProxy:         rd.Throughput / b.Throughput, WriteVsProxy: wr.Throughput / b.Throughput,
 			ProxyVsDirect:  b.Throughput / a.Throughput,
 			ReadAddedP50us: rd.P50us - a.P50us, WriteAddedP50us: wr.P50us - a.P50us, ProxyAddedP50us: b.P50us - a.P50us,
 			ReadAddedP99us: rd.P99us - a.P99us, WriteAddedP99us: wr.P99us - a.P99us,
@@ -136,6 +191,9 @@ func (r *Report) RatiosAt(conc int) *Ratios {
 	return nil
 }
 
+// allPaths are the paths in the order of tables.
+var allPaths = []Path{Direct, Proxy, Read, Write, PGWrite}
+
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // Print writes the comparison as tables.
@@ -143,7 +201,7 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "load: %d rounds of %gs per path and concurrency (after %gs of warm-up per path); orders: %v\n",
 		r.Rounds, r.SegmentS, r.WarmupS, r.Order)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "path\tcallers\tcalls/s\tper round\tp50 µs\tp90 µs\tp99 µs\terrors\t")
+	fmt.Fprintln(tw, "path\tcallers\tcalls/s\tper round\tp50 µs\tp90 µs\tp99 µs\terrors\tCPU/call µs\t")
 	for _, res := range r.Results {
 		rounds := ""
 		for i, t := range res.RoundThroughput {
@@ -152,12 +210,29 @@ func (r *Report) Print(w io.Writer) {
 			}
 			rounds += fmt.Sprintf("%.0f", t)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%d\t\n", res.Label, res.Concurrency, res.Throughput, rounds,
-			res.P50us, res.P90us, res.P99us, res.Errors)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.0f\t%.0f\t%.0f\t%d\t%s\t\n", res.Label, res.Concurrency, res.Throughput, rounds,
+			res.P50us, res.P90us, res.P99us, res.Errors, res.cpuText())
 	}
 	tw.Flush()
 	for _, ra := range r.Ratios {
 		fmt.Fprintf(w, "callers %d: (c)/(b) %.2fx, (d)/(b) %.2fx, (b)/(a) %.2fx; added p50 over direct: read %+.0f µs, write %+.0f µs, proxy %+.0f µs\n",
 			ra.Concurrency, ra.ReadVsProxy, ra.WriteVsProxy, ra.ProxyVsDirect, ra.ReadAddedP50us, ra.WriteAddedP50us, ra.ProxyAddedP50us)
+		fmt.Fprintf(w, "callers %d: CPU per call against the proxy's: read %.2fx, write %.2fx", ra.Concurrency, ra.ReadCPUVsProxy, ra.WriteCPUVsProxy)
+		if ra.PostgresCPUVsSQLite != 0 {
+			fmt.Fprintf(w, "; PostgreSQL write against SQLite write's: %.2fx", ra.PostgresCPUVsSQLite)
+		}
+		fmt.Fprintln(w)
 	}
+}
+
+// cpuText is the CPU per call as a table cell: "-" when not measured,
+// "toolgate + database" on (e).
+func (res *Result) cpuText() string {
+	switch {
+	case res.CPUPerCallUS == 0:
+		return "-"
+	case res.DBCPUPerCallUS != 0:
+		return fmt.Sprintf("%.0f (%.0f + %.0f)", res.CPUPerCallUS, res.ServerCPUPerCallUS, res.DBCPUPerCallUS)
+	}
+	return fmt.Sprintf("%.0f", res.CPUPerCallUS)
 }

@@ -16,6 +16,7 @@ type loadFlags struct {
 	duration    *time.Duration
 	warmup      *time.Duration
 	concurrency *string
+	postgres    *string
 }
 
 func addLoadFlags(fs *flag.FlagSet) *loadFlags {
@@ -24,6 +25,7 @@ func addLoadFlags(fs *flag.FlagSet) *loadFlags {
 		duration:    fs.Duration("duration", 3*time.Second, "length of each measured segment (one path at one concurrency in one round)"),
 		warmup:      fs.Duration("warmup", time.Second, "unmeasured warm-up per path before the first round"),
 		concurrency: fs.String("concurrency", "1,32", "numbers of concurrent callers"),
+		postgres:    fs.String("postgres", os.Getenv("TOOLGATE_TEST_POSTGRES"), "also drive (e), the write tool on this PostgreSQL database (a fresh schema, dropped at the end), and count its cluster's CPU (the postmaster and its children, when on this machine: give it a cluster of its own); default $TOOLGATE_TEST_POSTGRES, which scripts/with-postgres.sh sets; empty: no (e)"),
 	}
 }
 
@@ -34,7 +36,7 @@ func (f *loadFlags) options(bin, dir string, quick bool, progress load.Progress)
 		return load.Options{}, err
 	}
 	o := load.Options{Binary: bin, Dir: dir, Concurrency: conc, Rounds: *f.rounds, Duration: *f.duration,
-		Warmup: *f.warmup, Progress: progress}
+		Warmup: *f.warmup, Progress: progress, Postgres: *f.postgres}
 	if quick {
 		o.Rounds, o.Duration, o.Warmup = 2, time.Second, 500*time.Millisecond
 	}
@@ -47,7 +49,7 @@ func (f *loadFlags) options(bin, dir string, quick bool, progress load.Progress)
 }
 
 func runLoad(ctx context.Context, args []string) error {
-	fs := flagSet("load", "[--rounds N] [--duration D] [--concurrency 1,32] [--json FILE] [--perf DIR] [--quick]")
+	fs := flagSet("load", "[--rounds N] [--duration D] [--concurrency 1,32] [--postgres URL] [--json FILE] [--perf DIR] [--quick]")
 	lf := addLoadFlags(fs)
 	quick := fs.Bool("quick", false, "a short run: 2 rounds of 1s segments")
 	jsonPath := fs.String("json", "", "also write the figures as JSON to this file")

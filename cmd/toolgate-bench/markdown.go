@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolgate/toolgate/bench/load"
 	"github.com/toolgate/toolgate/bench/soak"
 )
 
@@ -50,7 +51,11 @@ func writeLoad(b *strings.Builder, d *reportData) {
 	p("the ledger's intent, then the execution row, operation and run state committed to SQLite before the answer).\n")
 	p("Each caller waits for its answer before sending again; each toolgate caller has its own run. toolgate is the\n")
 	p("binary of `go build ./cmd/toolgate`, run as `toolgate serve --log-level warn` on a fresh SQLite file; the proxy\n")
-	p("is a process of its own; the dependency and the load generator share the bench process. %d rounds of %g s per\n", l.Rounds, l.SegmentS)
+	p("is a process of its own; the dependency and the load generator share the bench process.")
+	if hasPath(l, load.PGWrite) {
+		p(" (e) is the write tool on a second\n`toolgate serve` whose store is a fresh schema of a PostgreSQL 15 cluster on this machine.")
+	}
+	p(" %d rounds of %g s per\n", l.Rounds, l.SegmentS)
 	p("path and concurrency after %g s of warm-up per path, each round in a rotated order:", l.WarmupS)
 	for i, order := range l.Order {
 		labels := make([]string, len(order))
@@ -82,6 +87,7 @@ func writeLoad(b *strings.Builder, d *reportData) {
 			group(r.ReadAddedP99us, 0), group(r.WriteAddedP99us, 0))
 	}
 	p("\nAdded latency is the path's percentile minus the direct path's at the same concurrency.\n\n")
+	writeLoadCPU(b, l)
 	if f := d.Fsync; f != nil {
 		p("fsync on this disk, measured in the same run beside the SQLite file (%s writes of %d bytes, each followed by\n", group(float64(f.Syncs), 0), f.Bytes)
 		p("`fsync`, as the SQLite store's WAL sync makes it): p50 %s, p90 %s, p99 %s.\n\n", fmtUS(f.P50us), fmtUS(f.P90us), fmtUS(f.P99us))
@@ -260,4 +266,14 @@ func fmtMap[K ~string](m map[K]int) string {
 		parts[i] = fmt.Sprintf("%s %s", k, group(float64(m[K(k)]), 0))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// hasPath reports whether the load comparison ran path p.
+func hasPath(l *load.Report, p load.Path) bool {
+	for _, r := range l.Results {
+		if r.Path == p {
+			return true
+		}
+	}
+	return false
 }

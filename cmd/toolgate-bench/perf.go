@@ -17,7 +17,7 @@ import (
 )
 
 // profiler records CPU profiles of the toolgate server with Linux perf
-// while the load comparison drives (c) and (d) at its highest
+// while the load comparison drives (c), (d) and (e) at its highest
 // concurrency, in the first round.
 type profiler struct {
 	dir   string
@@ -38,7 +38,7 @@ func newProfiler(dir string, conc []int) (*profiler, error) {
 
 // around is load.Options.Around.
 func (p *profiler) around(pid int, path load.Path, conc, round int) func() {
-	if round != 0 || conc != p.conc || (path != load.Read && path != load.Write) {
+	if round != 0 || conc != p.conc || (path != load.Read && path != load.Write && path != load.PGWrite) {
 		return nil
 	}
 	file := filepath.Join(p.dir, fmt.Sprintf("perf-%s-c%d.data", path, conc))

@@ -250,8 +250,13 @@ func loadCommand(o load.Options) string {
 	for i, c := range o.Concurrency {
 		conc[i] = fmt.Sprint(c)
 	}
-	return fmt.Sprintf("go run ./cmd/toolgate-bench load --rounds %d --duration %s --warmup %s --concurrency %s",
+	c := fmt.Sprintf("go run ./cmd/toolgate-bench load --rounds %d --duration %s --warmup %s --concurrency %s",
 		o.Rounds, o.Duration, o.Warmup, strings.Join(conc, ","))
+	if o.Postgres != "" {
+		// --postgres defaults to the cluster the script starts.
+		c = "scripts/with-postgres.sh " + c
+	}
+	return c
 }
 
 // soakCommand is the stand-alone command that repeats the report's soak.

@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/bench/load"
 )
 
-// target is one goal of issue 20 and how this run did.
+// target is one goal (of issues 20 and 31) and how this run did.
 type target struct {
 	// ID names the target in bench/notes.md.
 	ID   string `json:"id"`
@@ -102,6 +102,7 @@ const pipelineLimit = 1.5
 // evaluate computes every target from the report's figures.
 func evaluate(d *reportData) []target {
 	ts := loadTargets(d)
+	ts = append(ts, cpuTargets(d)...)
 	ts = append(ts, benchTargets(d)...)
 	ts = append(ts, soakTargets(d)...)
 	notes := d.notes

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/execute/mcpcall"
 	"github.com/toolgate/toolgate/internal/mcptest"
 )
 
@@ -50,5 +51,31 @@ func BenchmarkEcho(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkOwnSession prices the session of its own that a call gets when
+// its MCP client sends a progressToken (or declares sampling, elicitation
+// or roots): an initialize per call, and for stdio a process start, against
+// the shared session of a plain call. docs/mcp-upstreams.md quotes it.
+func BenchmarkOwnSession(b *testing.B) {
+	args := json.RawMessage(`{"text": "hi", "amount": 425000}`)
+	for _, tr := range transports {
+		bd := setup(b, tr)
+		own := mcpcall.WithCaller(context.Background(), &mcpcall.Caller{Session: caller(b), ProgressToken: "tok"})
+		for _, c := range []struct {
+			name string
+			ctx  context.Context
+		}{{"shared", context.Background()}, {"own", own}} {
+			b.Run(tr.name+"/"+c.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := bd.gw.Call(c.ctx, bd.run, "echo", args)
+					if err != nil || !res.OK {
+						b.Fatal(err, res.Observation)
+					}
+				}
+			})
+		}
 	}
 }

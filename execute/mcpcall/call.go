@@ -52,7 +52,7 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		return nil, connectFailure(ctx, s.name, connectTimeout, err)
 	}
 	if rl != nil {
-		defer cs.Close()
+		defer s.release(cs)
 	}
 
 	remote := a.Tool.Name

@@ -125,28 +125,34 @@ func TestToolsListBounded(t *testing.T) {
 
 // TestHostileToolsLeftOut: the depth-24 $ref bomb and a flat 5 MB
 // schema are left out (the gateway starts with the other tools), and a
-// 3 MB description is cut at 1,000 bytes with a marker.
+// 3 MB description is cut at 1,000 bytes with a marker. One subtest per
+// hostile tool, so that each fails on its own without its bound.
 func TestHostileToolsLeftOut(t *testing.T) {
-	logs := &syncBuffer{}
-	gw, _ := hostileGateway(t, "bombs", func(o *toolgate.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) }, "")
-	tools := gw.Config().Tools
-	for _, name := range []string{"bomb", "flat"} {
-		if tools[name] != nil {
-			t.Errorf("%s was imported", name)
-		}
-		if !strings.Contains(logs.String(), "tool "+name+": inputSchema") {
-			t.Errorf("no warning names %s:\n%s", name, logs.String())
-		}
-	}
-	if tools["ok"] == nil {
-		t.Fatal("ok is missing")
-	}
-	long := tools["long"]
-	if long == nil {
-		t.Fatal("long is missing")
-	}
-	if d := long.Description; len(d) > config.MaxDescriptionBytes || !strings.HasSuffix(d, config.DescriptionCut) || !utf8.ValidString(d) {
-		t.Errorf("long's description: %d bytes, ends %q", len(d), d[max(0, len(d)-8):])
+	for _, mode := range []string{"bomb", "flat", "long"} {
+		t.Run(mode, func(t *testing.T) {
+			logs := &syncBuffer{}
+			gw, _ := hostileGateway(t, mode, func(o *toolgate.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) }, "")
+			tools := gw.Config().Tools
+			if tools["ok"] == nil {
+				t.Fatal("ok is missing")
+			}
+			if mode != "long" {
+				if tools[mode] != nil {
+					t.Errorf("%s was imported", mode)
+				}
+				if !strings.Contains(logs.String(), "tool "+mode+": inputSchema") {
+					t.Errorf("no warning names %s:\n%s", mode, logs.String())
+				}
+				return
+			}
+			long := tools["long"]
+			if long == nil {
+				t.Fatal("long is missing")
+			}
+			if d := long.Description; len(d) > config.MaxDescriptionBytes || !strings.HasSuffix(d, config.DescriptionCut) || !utf8.ValidString(d) {
+				t.Errorf("long's description: %d bytes, ends %q", len(d), d[max(0, len(d)-8):])
+			}
+		})
 	}
 }
 

@@ -206,8 +206,9 @@ func (s *server) privateSession(ctx context.Context, rl *relay) (*mcp.ClientSess
 	t, connp := s.transport(rl)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, rl.clientOptions(s))
 	client.AddReceivingMiddleware(rl.rootsMiddleware)
-	cctx, _ := valueless(ctx) // cancelled with ctx, as the session was before
+	cctx, stop := valueless(ctx)
 	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: UpstreamRevision})
+	stop()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -34,6 +34,7 @@ type server struct {
 	log   *slog.Logger
 
 	connecting chan struct{} // a one-slot lock: held while connecting
+	closing    chan struct{} // call sessions being closed (release)
 
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
@@ -52,7 +53,7 @@ type server struct {
 func newServer(name string, m config.MCP, opts *Options) *server {
 	s := &server{
 		name: name, mcp: m, opts: opts, clock: opts.Clock, log: opts.Logger,
-		connecting: make(chan struct{}, 1), done: make(chan struct{}),
+		connecting: make(chan struct{}, 1), closing: make(chan struct{}, maxClosing), done: make(chan struct{}),
 	}
 	if !m.Stdio() {
 		// No redirects: a 3xx is the server's answer, and the configured
@@ -109,7 +110,10 @@ const UpstreamRevision = "2025-11-25"
 // its values. A session with an upstream is made under it: the caller's
 // context may carry the revision of the caller's own request (a stateless
 // 2026-07-28 call to toolgate), which the SDK would otherwise send to the
-// upstream in place of UpstreamRevision. stop releases it.
+// upstream in place of UpstreamRevision. stop releases it: the SDK uses
+// the context of Connect only to connect and initialise (its connection
+// neither keeps its cancellation nor its deadline), so it is stopped as
+// soon as Connect returns.
 func valueless(ctx context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(context.Background())
 	if d, ok := ctx.Deadline(); ok {
@@ -132,8 +136,9 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, *trackedConn,
 	}
 	s.catalogueOptions(copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolgate", Version: s.opts.Version}, copts)
-	cctx, _ := valueless(ctx) // cancelled with ctx, as the session was before
+	cctx, stop := valueless(ctx)
 	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: UpstreamRevision})
+	stop()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -244,6 +249,33 @@ func (s *server) healthy() {
 	s.mu.Lock()
 	s.deaths = 0
 	s.mu.Unlock()
+}
+
+// maxClosing bounds the call sessions of one server that release closes
+// in the background at once; past it a call closes its own before it
+// answers, so that a burst of calls cannot pile up processes.
+const maxClosing = 8
+
+// release closes a call's own session (relay.go) off the call's path:
+// closing a stdio server's session waits for the process to exit, up to
+// TerminateDuration before it is signalled (5s for a server that does not
+// exit when its stdin ends, as server-everything does not), and the
+// call's answer does not depend on it. close waits for these.
+func (s *server) release(cs *mcp.ClientSession) {
+	s.mu.Lock()
+	if s.closed || len(s.closing) == cap(s.closing) {
+		s.mu.Unlock()
+		cs.Close()
+		return
+	}
+	s.closing <- struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		cs.Close()
+		<-s.closing
+	}()
 }
 
 // dropped forgets a session that broke, so that the next call connects

@@ -265,7 +265,7 @@ func TestMCP(t *testing.T) {
 				a := tool.Annotations
 				hints := export.Annotations(spec.Effect)
 				if a == nil || a.ReadOnlyHint != hints.ReadOnlyHint || a.IdempotentHint != hints.IdempotentHint ||
-					a.DestructiveHint == nil || *a.DestructiveHint != hints.DestructiveHint {
+					a.DestructiveHint == nil || *a.DestructiveHint != *hints.DestructiveHint {
 					t.Errorf("%s: annotations %+v, want %+v", tool.Name, a, hints)
 				}
 				if (spec.OutputSchema != nil) != (tool.OutputSchema != nil) {

@@ -95,7 +95,8 @@ func TestApprovalsAndMonitoringEndpoints(t *testing.T) {
 		says      []string
 	}{
 		{"/", "", http.StatusOK, []string{"<title>toolgate</title>", "/assets/app.js"}},
-		{"/assets/app.js", "", http.StatusOK, []string{"/v1/stats"}},
+		{"/assets/overview.js", "", http.StatusOK, []string{"/v1/stats"}},
+		{"/runs/r1", "", http.StatusOK, []string{"<title>toolgate</title>", "/assets/run.js"}},
 		{"/assets/vendor/uPlot.iife.min.js", "", http.StatusOK, []string{"uPlot"}},
 		{"/metrics", opsKey, http.StatusOK, []string{`toolgate_calls_total{class="refused",code="approval_required",tool="issue_refund"} 2`, "toolgate_breaker_state"}},
 		// /metrics names every tool: no key, or an agent's key, is refused.

@@ -323,7 +323,7 @@ func TestSizesBounded(t *testing.T) {
 // The dashboard cannot be framed by another origin.
 func TestDashboardNotFramable(t *testing.T) {
 	srv, _ := securitySuite(t)
-	for _, path := range []string{"/", "/assets/app.js"} {
+	for _, path := range []string{"/", "/runs/r1", "/assets/app.js"} {
 		a := srv.get(path, "")
 		if a.status != http.StatusOK || a.header.Get("X-Frame-Options") != "DENY" {
 			t.Fatalf("GET %s: %d, X-Frame-Options %q", path, a.status, a.header.Get("X-Frame-Options"))

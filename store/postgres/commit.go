@@ -115,15 +115,20 @@ func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
 }
 
 // refuseLoudly, appended to a commit statement, turns its refusal (no
-// row inserted) into a server error (division by zero, SQLSTATE 22012),
-// which aborts the transaction and every statement after it, the COMMIT
-// sent in the same pipeline included.
-const refuseLoudly = "\nUNION ALL SELECT 0, 1 / (SELECT count(*) FROM inserted) WHERE NOT EXISTS (SELECT 1 FROM inserted)"
+// row inserted) into a server error of toolgate's own SQLSTATE
+// (refusedSQLState, raised by the function toolgate_refuse_commit of
+// migration 0004), which aborts the transaction and every statement after
+// it, the COMMIT sent in the same pipeline included. The function is
+// volatile, so the server calls it only when the WHERE holds.
+const refuseLoudly = "\nUNION ALL SELECT 0, toolgate_refuse_commit() WHERE NOT EXISTS (SELECT 1 FROM inserted)"
+
+// refusedSQLState is the SQLSTATE of refuseLoudly's error.
+const refusedSQLState = "TG001"
 
 // isRefusedLoudly reports whether err is the error of refuseLoudly.
 func isRefusedLoudly(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "22012"
+	return errors.As(err, &pgErr) && pgErr.Code == refusedSQLState
 }
 
 // commitStatement builds the one statement of c, a chain of data-modifying

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/monitor/stats"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+)
+
+// maxSummaryRows bounds the execution rows GET /v1/summary reads to count
+// the effects committed in its window; past it the count is a lower bound
+// (effects_committed_capped).
+const maxSummaryRows = 10000
+
+// maxSummaryListed bounds the unknown operations and pending approvals
+// counted; past it the count is a lower bound.
+const maxSummaryListed = 1000
+
+// Summary is the answer of GET /v1/summary: the console's headline figures.
+type Summary struct {
+	// Window is the window the calls and effects were counted over.
+	Window string `json:"window"`
+	// Calls counts the calls that finished in the window.
+	Calls int64 `json:"calls"`
+	// EffectsCommitted counts the calls in the window that made a side
+	// effect (a write or destructive call that committed, replays of an
+	// earlier one not counted again).
+	EffectsCommitted int64 `json:"effects_committed"`
+	// Capped says the window held more than 10,000 calls: Calls and
+	// EffectsCommitted count the newest 10,000.
+	Capped bool `json:"capped"`
+	// UnknownOutcomes counts the writes whose outcome is unknown, waiting
+	// for a verify read or a repeat to settle them (whatever their age).
+	UnknownOutcomes int `json:"unknown_outcomes"`
+	// ApprovalsWaiting counts the approval requests waiting for a person
+	// (-1 when the store keeps no approvals).
+	ApprovalsWaiting int `json:"approvals_waiting"`
+	// BreakersOpen counts this replica's open circuit breakers.
+	BreakersOpen int `json:"breakers_open"`
+}
+
+// summary is GET /v1/summary?window=1h: the headline figures of the
+// console. An approver key (or development mode) counts every key's calls,
+// unknown outcomes and approvals; another key those of its own runs.
+func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if e := strictQuery(q, "window"); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	window := q.Get("window")
+	if window == "" {
+		window = "1h"
+	}
+	d, err := stats.ParseWindow(window)
+	if err != nil {
+		s.writeError(w, r, badRequest("window: %v", err))
+		return
+	}
+	// An approver key (or development mode) counts every key's calls;
+	// another key its own runs'.
+	own := ""
+	if !s.approver(r.Context()) {
+		own = KeyName(r.Context())
+	}
+	out := &Summary{Window: stats.FormatWindow(d), ApprovalsWaiting: -1}
+	f := types.ExecutionFilter{Since: s.gw.Now().Add(-d), Limit: 1000, Owner: own}
+	for int(out.Calls) < maxSummaryRows {
+		rows, err := s.gw.Store().ListExecutions(r.Context(), f)
+		if err != nil {
+			s.writeError(w, r, storeError(err))
+			return
+		}
+		for i := range rows {
+			out.Calls++
+			if rows[i].SideEffect == types.SideEffectCommitted && !rows[i].Replayed {
+				out.EffectsCommitted++
+			}
+		}
+		if len(rows) < f.Limit {
+			break
+		}
+		f.BeforeID = rows[len(rows)-1].ID
+	}
+	out.Capped = int(out.Calls) >= maxSummaryRows
+	ops, err := s.gw.Store().ListOperations(r.Context(), types.OpUnknown, maxSummaryListed)
+	if err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	for i := range ops {
+		if own == "" || strings.HasPrefix(ops[i].RunID, own+"/") {
+			out.UnknownOutcomes++
+		}
+	}
+	if list, err := s.gw.Approvals(r.Context(), store.ApprovalPending, maxSummaryListed); err == nil {
+		out.ApprovalsWaiting = 0
+		for i := range list {
+			if s.gw.Now().Before(list[i].ExpiresAt) && s.sees(r, &list[i]) {
+				out.ApprovalsWaiting++
+			}
+		}
+	}
+	for _, b := range s.gw.Breakers() {
+		if b.State == breaker.Open {
+			out.BreakersOpen++
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
