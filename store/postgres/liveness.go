@@ -117,7 +117,8 @@ type liveness struct {
 	cfg    *pgx.ConnConfig
 	log    *slog.Logger
 	now    func() time.Time
-	// onLose, when set, is called when the liveness is lost.
+	// onLose, when set, is called when a ping fails (the liveness is
+	// then lost).
 	onLose func()
 
 	stop chan struct{}
@@ -244,6 +245,7 @@ func (l *liveness) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.opts.Bound)
 		_, err := l.conn.Exec(ctx, pingSQL)
 		cancel()
+		failed := err != nil
 		if err == nil && !l.confirm(gen, sent, l.now()) {
 			// Fences of this generation failed meanwhile: it ends, so
 			// that no operation begun under it stays with a live owner id.
@@ -251,6 +253,11 @@ func (l *liveness) run() {
 		}
 		if err != nil {
 			l.lose(err)
+		}
+		if failed && l.onLose != nil {
+			// The database did not answer (not merely late): the writes
+			// in flight on other connections wait on that path too.
+			l.onLose()
 		}
 	}
 }
@@ -281,9 +288,6 @@ func (l *liveness) lose(err error) {
 	l.log.Warn("postgres: liveness lost; writes stop until the lock is re-acquired", "owner", owner, "err", err)
 	closeQuietly(l.conn)
 	l.conn = nil
-	if l.onLose != nil {
-		l.onLose()
-	}
 }
 
 // confirmed reports whether liveness is confirmed now.
