@@ -39,9 +39,9 @@ type Options struct {
 	// search_path of the connection string (usually public).
 	Schema string
 	// MaxConns caps the pool's connections: the reads and the writes in
-	// flight beside the writer's (Commit, AdmitAndBegin), which has 8
+	// flight beside the writer's (Commit, AdmitAndBegin), which has 2
 	// connections of its own; with the liveness lock's, a store opens up
-	// to MaxConns + 9. Default 16.
+	// to MaxConns + 3. Default 16.
 	MaxConns int32
 	// WriteTimeout bounds a write once it holds a connection (the caller's
 	// ctx no longer applies then, except that its deadline, when earlier,

@@ -17,15 +17,17 @@ import (
 const maxBatch = 128
 
 // writerConns is the number of the writer's connections, each running
-// one batch at a time from one queue: while one batch waits for
-// its COMMIT's WAL flush, the next ones are sent on the other connections
-// (as store/sqlite's writer overlaps its fsync with the next batch), and
-// up to writerConns callers are served at once, each in a batch of its
-// own, when few write: as many transactions in flight as 8 callers had on
-// the pool before the writer. BenchmarkCallSequence compares 1, 2, 4 and
-// 8: 4 spends a little less CPU per call at 64 callers, 8 serves 8
-// callers as fast as the pool did.
-const writerConns = 8
+// one batch at a time from one queue: while one batch waits for its
+// COMMIT's WAL flush, the next one is sent on the other connection (as
+// store/sqlite's writer overlaps its fsync with the next batch), and the
+// writes that arrive meanwhile pile up for the batch after it. More
+// connections serve a few callers a little sooner but split the same
+// writes into more, smaller transactions, and PostgreSQL's CPU is per
+// transaction and its WAL flush more than per write: in
+// BenchmarkCallSequence on 2 shared cores, 2 connections against 8 cost
+// about 40% less PostgreSQL CPU per call at 8 and 64 callers, for as many
+// calls/s at 64 callers and about 10% fewer at 8 (docs/scaling.md).
+const writerConns = 2
 
 // A request's life: queued by its caller, then either taken into a batch
 // (it will run, and its caller waits for the outcome) or abandoned by its
