@@ -93,11 +93,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	if f.admission == limited {
 		// Admitted under its limits first: a wait for the run's state
 		// writer slot may move the deadline (see stateslot.go).
-		// Its store waits count against the deadline too.
-		actx, cancel := context.WithTimeout(ctx, timeout)
-		res := p.admitLimited(actx, f)
-		cancel()
-		if res != nil {
+		if res := p.admitLimited(ctx, f); res != nil {
 			return res
 		}
 		timeout = f.deadline.Sub(p.clock.Now())

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/toolgate/toolgate/types"
 )
@@ -23,7 +24,13 @@ type Settled struct {
 // under the same key). Nothing is executed blindly. The repeat is a call
 // like any other: it is validated, recorded in the run's history and, when
 // verified, applies the tool's state update that the lost call never did.
+//
+// First, operations still started by an owner that is gone are made
+// unknown (surfaceGone), so that they are settled too.
 func (p *Pipeline) Reconcile(ctx context.Context, limit int) ([]Settled, error) {
+	if err := p.surfaceGone(ctx, limit); err != nil {
+		return nil, err
+	}
 	ops, err := p.store.ListOperations(ctx, types.OpUnknown, limit)
 	if err != nil {
 		return nil, err
@@ -46,4 +53,53 @@ func (p *Pipeline) Reconcile(ctx context.Context, limit int) ([]Settled, error) 
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// goneWait bounds how long Reconcile watches the owners of started
+// operations for the end of their liveness: longer than the store's
+// fencing delay (2.5 s by default), after which a gone owner is taken over.
+const goneWait = 4 * time.Second
+
+// surfaceGone turns unknown the started operations whose lease ended, and,
+// with a store.Fencer, those whose owner's liveness is gone (a replica that
+// crashed, or was cut from the database and came back under a new owner
+// id). Owners that stay live keep theirs: their calls are still running.
+func (p *Pipeline) surfaceGone(ctx context.Context, limit int) error {
+	if _, err := p.store.ExpireLeases(ctx, p.clock.Now()); err != nil {
+		return err
+	}
+	if p.fencer == nil {
+		return nil
+	}
+	ops, err := p.store.ListOperations(ctx, types.OpStarted, limit)
+	if err != nil {
+		return err
+	}
+	owners := map[string]bool{}
+	for _, op := range ops {
+		owners[op.Owner] = true
+	}
+	deadline := time.Now().Add(goneWait)
+	for len(owners) > 0 && time.Now().Before(deadline) {
+		for owner := range owners {
+			gone, err := p.fencer.TakeOver(ctx, owner)
+			if err != nil {
+				return err
+			}
+			if gone {
+				delete(owners, owner)
+			}
+		}
+		if len(owners) == 0 {
+			break
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }

@@ -62,7 +62,10 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 		if res != nil {
 			return res
 		}
-		got, err := limiter.Admit(ctx, a)
+		// Its store waits count against the deadline too.
+		actx, cancel := context.WithTimeout(ctx, f.deadline.Sub(p.clock.Now()))
+		got, err := limiter.Admit(actx, a)
+		cancel()
 		switch {
 		case errors.Is(err, store.ErrWriterBusy):
 			if res := p.awaitWriter(ctx, f, limiter, a.Writer); res != nil {

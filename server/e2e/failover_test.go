@@ -183,10 +183,12 @@ type cutProvider struct {
 	arr  []arrival
 }
 
-// arrival is one refund request: when, and through which listener.
+// arrival is one refund request: when, through which listener, and
+// under which Idempotency-Key.
 type arrival struct {
 	at  time.Time
 	tag string
+	key string
 }
 
 // listen starts a listener of the provider whose requests are tagged tag.
@@ -198,7 +200,7 @@ func (p *cutProvider) listen(t *testing.T, tag string) string {
 			return
 		}
 		p.mu.Lock()
-		p.arr = append(p.arr, arrival{time.Now(), tag})
+		p.arr = append(p.arr, arrival{time.Now(), tag, r.Header.Get("Idempotency-Key")})
 		p.mu.Unlock()
 		select {
 		case <-time.After(p.hold):
@@ -211,6 +213,20 @@ func (p *cutProvider) listen(t *testing.T, tag string) string {
 		srv.Close()
 	})
 	return srv.URL
+}
+
+// keyArrivals returns the refund requests so far that came through tag
+// under an Idempotency-Key holding part.
+func (p *cutProvider) keyArrivals(tag, part string) []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []time.Time
+	for _, a := range p.arr {
+		if a.tag == tag && strings.Contains(a.key, part) {
+			out = append(out, a.at)
+		}
+	}
+	return out
 }
 
 // arrivals returns the refund requests so far that came through tag.

@@ -69,7 +69,9 @@
 // answer (a refused, reset or silent connection, a restart, a server out
 // of connections or disk) wraps store.ErrUnavailable; the pipeline answers
 // store_unavailable for an admission that fails so. A read of one row is
-// bounded by Options.ReadTimeout when its ctx allows longer. A connection
+// bounded by Options.ReadTimeout while the liveness is not confirmed; a
+// failed liveness ping cuts the reads and writes in flight (a partition
+// may leave their connections open and silent). A connection
 // broken during a fault is not used again: pgx closes one that failed,
 // the pool pings one idle for more than a second before lending it, and
 // the writer does the same with its own connections, and sends a batch

@@ -117,6 +117,9 @@ type liveness struct {
 	cfg    *pgx.ConnConfig
 	log    *slog.Logger
 	now    func() time.Time
+	// onLose, when set, is called when a ping fails (the liveness is
+	// then lost).
+	onLose func()
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -242,6 +245,7 @@ func (l *liveness) run() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.opts.Bound)
 		_, err := l.conn.Exec(ctx, pingSQL)
 		cancel()
+		failed := err != nil
 		if err == nil && !l.confirm(gen, sent, l.now()) {
 			// Fences of this generation failed meanwhile: it ends, so
 			// that no operation begun under it stays with a live owner id.
@@ -249,6 +253,11 @@ func (l *liveness) run() {
 		}
 		if err != nil {
 			l.lose(err)
+		}
+		if failed && l.onLose != nil {
+			// The database did not answer (not merely late): the writes
+			// in flight on other connections wait on that path too.
+			l.onLose()
 		}
 	}
 }
@@ -279,6 +288,13 @@ func (l *liveness) lose(err error) {
 	l.log.Warn("postgres: liveness lost; writes stop until the lock is re-acquired", "owner", owner, "err", err)
 	closeQuietly(l.conn)
 	l.conn = nil
+}
+
+// confirmed reports whether liveness is confirmed now.
+func (l *liveness) confirmed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.now().Before(l.validUntil)
 }
 
 // Owner is the current owner id.
@@ -396,7 +412,7 @@ func (s *Store) startLiveness(ctx context.Context, cfg *pgx.ConnConfig) error {
 		cfg.RuntimeParams["application_name"] = "toolgate-liveness"
 	}
 	l := &liveness{opts: o, base: s.opts.Owner, schema: s.schema, cfg: cfg, log: s.opts.Logger,
-		now: o.Clock.Now, stop: make(chan struct{})}
+		now: o.Clock.Now, stop: make(chan struct{}), onLose: s.lost.fire}
 	if err := l.acquire(ctx); err != nil {
 		return fmt.Errorf("liveness lock: %w", err)
 	}

@@ -47,10 +47,12 @@ type Options struct {
 	// ctx no longer applies then, except that its deadline, when earlier,
 	// bounds the write too; see the package doc). Default 30s.
 	WriteTimeout time.Duration
-	// ReadTimeout bounds a read of one row (a run, an operation) when the
-	// caller's ctx allows it longer, so that a database that does not
-	// answer costs a caller without a deadline this much at most.
-	// Default 1.5s.
+	// ReadTimeout bounds a read of one row (a run, an operation) started
+	// while the store's liveness is not confirmed, when the caller's ctx
+	// allows it longer, so that a database that does not answer costs a
+	// caller without a deadline this much at most. While the liveness is
+	// confirmed such a read runs within WriteTimeout, and is cut when the
+	// liveness's ping fails. Default 1.5s.
 	ReadTimeout time.Duration
 	// ExpireLeasesEvery, when positive, runs ExpireLeases(now) in the
 	// background at that interval until Close, and TakeOver for the owner
@@ -97,6 +99,8 @@ type Store struct {
 	live *liveness
 	// w packs concurrent commits and admissions into one transaction.
 	w *writer
+	// lost cuts the writes in flight when the liveness is lost.
+	lost lostSignal
 
 	// stop ends the background lease expiry; sweeper waits for it.
 	stop    chan struct{}
@@ -233,6 +237,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(ctx context.Contex
 	limit := s.writeLimit(ctx)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
+	defer s.cutOnLoss(cancel)()
 	err = fn(wctx, conn)
 	switch {
 	case err == nil:

@@ -27,10 +27,11 @@ func (s *Store) newReads() sqlq.Reads {
 type readDB Store
 
 // QueryRow runs a read that returns one row on a connection of the pool,
-// within Options.ReadTimeout at most (taking the connection included).
+// within Options.ReadTimeout (taking the connection included) while the
+// store's liveness is not confirmed, else within Options.WriteTimeout;
+// either is cut when the liveness is lost meanwhile (liveRow.Scan).
 func (r *readDB) QueryRow(ctx context.Context, query string, args ...any) sqlq.Row {
-	ctx, cancel := bounded(ctx, r.opts.ReadTimeout)
-	return cancelRow{row: r.pool.QueryRow(ctx, query, args...), cancel: cancel}
+	return &liveRow{s: (*Store)(r), ctx: ctx, query: query, args: args}
 }
 
 // Query runs a read on a connection of the pool.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -63,15 +64,37 @@ func bounded(ctx context.Context, d time.Duration) (context.Context, context.Can
 	return context.WithTimeout(ctx, d)
 }
 
-// cancelRow is a row whose read's context is cancelled once it is scanned.
-type cancelRow struct {
-	row    interface{ Scan(dest ...any) error }
-	cancel context.CancelFunc
+// liveRow is the row of readDB.QueryRow, read when it is scanned.
+type liveRow struct {
+	s     *Store
+	ctx   context.Context
+	query string
+	args  []any
 }
 
-func (r cancelRow) Scan(dest ...any) error {
-	defer r.cancel()
-	return r.row.Scan(dest...)
+// Scan runs the read within Options.ReadTimeout when the liveness is not
+// confirmed, else within Options.WriteTimeout (the database answers: a
+// slow read is load, not a fault), and cuts it if the liveness is lost
+// meanwhile.
+func (r *liveRow) Scan(dest ...any) error {
+	limit := r.s.opts.ReadTimeout
+	if r.s.live != nil && r.s.live.confirmed() {
+		limit = max(limit, r.s.opts.WriteTimeout)
+	}
+	return r.scan(limit, dest)
+}
+
+// scan runs the read within limit (and until the liveness is lost).
+func (r *liveRow) scan(limit time.Duration, dest []any) error {
+	ctx, cancel := bounded(r.ctx, limit)
+	defer cancel()
+	defer r.s.cutOnLoss(cancel)()
+	err := r.s.pool.QueryRow(ctx, r.query, r.args...).Scan(dest...)
+	if err != nil && ctx.Err() != nil && r.ctx.Err() == nil {
+		// Cut by its bound or by the liveness's loss, not by its caller.
+		return fmt.Errorf("%w: no answer in time (%v)", store.ErrUnavailable, err)
+	}
+	return err
 }
 
 // detach is ctx without its cancellation, but with its deadline if it has
@@ -82,4 +105,41 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithDeadline(d, dl)
 	}
 	return context.WithCancel(d)
+}
+
+// lostSignal tells the writes in flight that the liveness connection
+// broke: the path to the database no longer answers (a partition, a
+// restart), so they are cut, their outcome unknown, rather than left
+// waiting on connections that may never answer nor reset.
+type lostSignal struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// current is the signal for the writes starting now: it is done once the
+// liveness is next lost.
+func (l *lostSignal) current() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = context.WithCancel(context.Background())
+	}
+	return l.ctx
+}
+
+// fire cuts the writes in flight; later writes get a new signal.
+func (l *lostSignal) fire() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+}
+
+// cutOnLoss makes cancel run when the liveness is lost; the returned stop
+// undoes it.
+func (s *Store) cutOnLoss(cancel context.CancelFunc) (stop func() bool) {
+	return context.AfterFunc(s.lost.current(), cancel)
 }

@@ -64,6 +64,7 @@ func (w *writer) runBatch(h *connHolder, reqs []*request) {
 	slices.SortStableFunc(reqs, func(a, b *request) int { return strings.Compare(a.runID, b.runID) })
 	ctx, cancel := context.WithTimeout(context.Background(), batchLimit(reqs, w.s.opts.WriteTimeout))
 	defer cancel()
+	defer w.s.cutOnLoss(cancel)()
 	defer func() { h.used = time.Now() }()
 	w.ran.Add(uint64(len(reqs)))
 	alone := w.tryBatch(ctx, h, reqs)
