@@ -180,14 +180,19 @@ func TestParallelRefundsHoldTheStateRule(t *testing.T) {
 }
 
 // TestStateWriterWaitEndsInRunBusy: a call that cannot get the slot within
-// its deadline (less one attempt's time) answers run_busy, having done
-// nothing.
+// its deadline less one attempt's time (but at least one attempt's time)
+// answers run_busy, having done nothing.
 func TestStateWriterWaitEndsInRunBusy(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	g := newGatedRefunds()
 	cfg := limitConfig(g.fn, func(t *config.Tool) {
+		// The second call waits for the slot for what its deadline leaves
+		// after one attempt (connect + read), but at least one attempt's
+		// time: here 2 s. The first call, held at the dependency until the
+		// second has answered, has 4 s, so a loaded machine leaves it 2 s
+		// to spare (it had 20 ms, and timed out under load).
 		t.Timeout = config.Timeout{Connect: config.Duration(time.Second), Read: config.Duration(time.Second),
-			Total: config.Duration(2*time.Second + 20*time.Millisecond)}
+			Total: config.Duration(4 * time.Second)}
 	})
 	gw := openLimitGateway(t, cfg, memory.NewWithClock(clk.Now), clk)
 	run, err := gw.StartRun(context.Background(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_42"}})
