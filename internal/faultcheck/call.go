@@ -34,9 +34,6 @@ type Call struct {
 // store_unavailable.
 func (c *Call) Answered() bool { return c.Err == "" }
 
-// CodeStoreUnavailable is the code of a call the store could not admit.
-const CodeStoreUnavailable types.Code = "store_unavailable"
-
 // Code is the answer's code ("ok" when it succeeded).
 func (c *Call) Code() types.Code { return c.Result.Code() }
 
@@ -87,7 +84,7 @@ func (cl *client) call(ctx context.Context, c *Call) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK && c.Result.Meta.CallID == c.ID:
-	case resp.StatusCode == http.StatusServiceUnavailable && c.Result.Code() == CodeStoreUnavailable:
+	case resp.StatusCode == http.StatusServiceUnavailable && c.Result.Code() == types.CodeStoreUnavailable:
 	default:
 		c.Err = fmt.Sprintf("HTTP %d %s: %.300s", resp.StatusCode, c.Result.Code(), strings.TrimSpace(string(b)))
 	}

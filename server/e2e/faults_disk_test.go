@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate/internal/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
+	"github.com/toolgate/toolgate/types"
 )
 
 // TestSQLiteDiskFull runs the real binary with its SQLite file on a 16 MB
@@ -56,7 +57,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	for _, v := range res.Violations {
 		t.Error(v)
 	}
-	if res.Codes[faultcheck.CodeStoreUnavailable] == 0 {
+	if res.Codes[types.CodeStoreUnavailable] == 0 {
 		t.Error("no call answered store_unavailable: the full disk never refused a call, so the scenario tested nothing")
 	}
 	db, err := sql.Open("sqlite", filepath.Join(mnt, "toolgate.db"))

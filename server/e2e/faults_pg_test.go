@@ -17,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/internal/faultproxy"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"
+	"github.com/toolgate/toolgate/types"
 )
 
 // pgCallers is the steady load of the PostgreSQL fault scenarios: callers
@@ -98,7 +99,7 @@ func TestPostgresBlackhole(t *testing.T) {
 			return proxy.Heal()
 		},
 	})
-	if res.Codes[faultcheck.CodeStoreUnavailable] == 0 {
+	if res.Codes[types.CodeStoreUnavailable] == 0 {
 		t.Errorf("no call answered store_unavailable during a 5 s blackhole of the store: %v", res.Codes)
 	}
 }
