@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
