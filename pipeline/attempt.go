@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,11 +10,41 @@ import (
 	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
+
+// execute is stages 2 and 3 proper: the tool's attempts under its breaker
+// and retry policy, and what their outcome means for a write's operation.
+func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
+	out := p.attempts(ctx, f.cfg, f.request(f.spec, f.checked.Args))
+	f.attempts, f.retries = out.attempts, out.retries
+	if out.resp != nil {
+		f.settle(types.OpCompleted)
+		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
+		if out.resent || f.resent {
+			p.checkResent(ctx, f, out.resp.Data)
+		}
+		res := types.OK(out.resp.Data, types.Meta{})
+		res.Content = out.resp.Content
+		return res
+	}
+	res := p.failed(f, out)
+	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
+		return p.unknownOutcome(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite && (out.resent || f.resent) {
+		return p.stillUnknown(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite {
+		// Nothing happened: forget the intent so the operation may run again.
+		f.settle("")
+	}
+	return res
+}
 
 // outcome is what the attempts of one tool produced.
 type outcome struct {
@@ -119,26 +150,16 @@ func (p *Pipeline) attempts(ctx context.Context, cfg *live, r *request) outcome 
 	}
 }
 
-// again is stage 3 for one failed attempt: whether it is tried again, and
-// after what wait, or why not.
-func (p *Pipeline) again(r *request, out outcome) (wait time.Duration, again bool, reason string) {
-	fail, spec := out.fail, r.attempt.Tool
-	if fail.Kind == execute.KindCanceled {
-		return 0, false, "call deadline reached"
+// dependencyName is the name spec's breaker and retry budget are kept by:
+// its dependency's, or "tool:" and its own for a tool without one.
+func (l *live) dependencyName(spec *config.Tool) string {
+	if spec.Dependency != "" {
+		return spec.Dependency
 	}
-	remaining := time.Duration(0)
-	if !r.deadline.IsZero() {
-		remaining = r.deadline.Sub(p.clock.Now())
-		if remaining <= 0 {
-			return 0, false, "call deadline reached"
-		}
+	if name, ok := l.toolDeps[spec.Name]; ok {
+		return name
 	}
-	d := retry.Decide(retry.Input{
-		Policy: retryPolicy(spec.Retry), Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && r.attempt.OperationKey != "",
-		Failure:  retryFailure(fail),
-		Attempts: out.attempts, Remaining: remaining, AttemptTimeout: spec.Timeout.Connect.D() + spec.Timeout.Read.D(), Rand: p.rand.Float64(),
-	})
-	return d.Wait, d.Retry, d.Reason
+	return "tool:" + spec.Name
 }
 
 // send makes one attempt under br's ticket and gives the ticket back in a
@@ -167,6 +188,28 @@ func breakerOutcome(f *execute.Failure) breaker.Outcome {
 		return breaker.Failure
 	}
 	return breaker.Ignore
+}
+
+// again is stage 3 for one failed attempt: whether it is tried again, and
+// after what wait, or why not.
+func (p *Pipeline) again(r *request, out outcome) (wait time.Duration, again bool, reason string) {
+	fail, spec := out.fail, r.attempt.Tool
+	if fail.Kind == execute.KindCanceled {
+		return 0, false, "call deadline reached"
+	}
+	remaining := time.Duration(0)
+	if !r.deadline.IsZero() {
+		remaining = r.deadline.Sub(p.clock.Now())
+		if remaining <= 0 {
+			return 0, false, "call deadline reached"
+		}
+	}
+	d := retry.Decide(retry.Input{
+		Policy: retryPolicy(spec.Retry), Effect: spec.Effect, KeyHonoured: spec.Idempotency.Header != "" && r.attempt.OperationKey != "",
+		Failure:  retryFailure(fail),
+		Attempts: out.attempts, Remaining: remaining, AttemptTimeout: spec.Timeout.Connect.D() + spec.Timeout.Read.D(), Rand: p.rand.Float64(),
+	})
+	return d.Wait, d.Retry, d.Reason
 }
 
 // retryFailure is what package retry needs to know about an attempt's
@@ -218,4 +261,32 @@ func pluralWord(n int, w string) string {
 		return w
 	}
 	return w + "s"
+}
+
+// lookup runs a read tool on the pipeline's behalf (ownership and verify
+// reads): breaker and retries as for any read, no ledger, no row of its own.
+// Its retries stop at deadline, the calling tool's; ctx must end there too.
+func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
+	c, ok := f.cfg.validator.Tool(tool)
+	if !ok {
+		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
+	}
+	decoded, err := expr.DecodeObject(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &request{
+		attempt: execute.Attempt{Tool: c.Spec, Dependency: f.cfg.tools.Dependencies[c.Spec.Dependency], Args: decoded},
+		purpose: purpose, deadline: deadline,
+	}
+	ctx, span := p.startLookup(ctx, purpose, tool)
+	out := p.attempts(ctx, f.cfg, r)
+	endLookup(span, out)
+	if out.resp != nil {
+		return out.resp.Data, nil, nil
+	}
+	if out.fail == nil && out.open != nil {
+		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}, nil
+	}
+	return nil, out.fail, nil
 }

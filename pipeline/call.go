@@ -78,24 +78,11 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	if res != nil {
 		return res
 	}
-	// Admission: the call takes its step (a refusal too), decided once.
-	f.admission = p.admissionFor(f, refusal != nil)
-	if res := p.takeStepFirst(ctx, f); res != nil {
+	// Admission: the call takes its step (a refusal too), decided once;
+	// then it runs to its own deadline.
+	timeout, res := p.admit(ctx, f, refusal)
+	if res != nil {
 		return res
-	}
-	if refusal != nil {
-		return p.refused(f, refusal)
-	}
-	// The call now runs to its own deadline.
-	f.deadline = f.started.Add(f.spec.Timeout.Total.D())
-	timeout := f.spec.Timeout.Total.D()
-	if f.admission == limited {
-		// Admitted under its limits first: a wait for the run's state
-		// writer slot may move the deadline (see stateslot.go).
-		if res := p.admitLimited(ctx, f); res != nil {
-			return res
-		}
-		timeout = f.deadline.Sub(p.clock.Now())
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -116,59 +103,4 @@ func (p *Pipeline) recoverRun(f *flight, res **types.Result) {
 		*res = types.Panic(v, types.Meta{})
 		f.delivered = f.attempts > 0
 	}
-}
-
-// beginWrite writes a write's intent to the ledger (begin), unless its
-// admission began it already (limited). It answers nil when the call must
-// execute.
-func (p *Pipeline) beginWrite(ctx context.Context, f *flight) *types.Result {
-	if f.expectKey != "" && f.expectKey != f.key {
-		return types.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
-	}
-	if f.admission == limited || f.spec.Effect != types.EffectWrite {
-		return nil
-	}
-	return p.begin(ctx, f, f.admission == stepWithBegin)
-}
-
-// execute is stages 2 and 3 proper: the tool's attempts under its breaker
-// and retry policy, and what their outcome means for a write's operation.
-func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
-	out := p.attempts(ctx, f.cfg, f.request(f.spec, f.checked.Args))
-	f.attempts, f.retries = out.attempts, out.retries
-	if out.resp != nil {
-		f.settle(types.OpCompleted)
-		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
-		if out.resent || f.resent {
-			p.checkResent(ctx, f, out.resp.Data)
-		}
-		res := types.OK(out.resp.Data, types.Meta{})
-		res.Content = out.resp.Content
-		return res
-	}
-	res := p.failed(f, out)
-	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
-		return p.unknownOutcome(ctx, f, res)
-	}
-	if f.spec.Effect == types.EffectWrite && (out.resent || f.resent) {
-		return p.stillUnknown(ctx, f, res)
-	}
-	if f.spec.Effect == types.EffectWrite {
-		// Nothing happened: forget the intent so the operation may run again.
-		f.settle("")
-	}
-	return res
-}
-
-// stillUnknown answers a write whose last attempt sent nothing (a refused
-// connection, an open breaker) after an earlier attempt that may have
-// acted: one of this call's, or the one that left the operation unknown
-// before this call re-sent it under its key. Nothing proves the operation
-// did not happen, so it stays unknown (it is never forgotten, which would
-// let it run again and leave an effect no ledger knows).
-func (p *Pipeline) stillUnknown(ctx context.Context, f *flight, res *types.Result) *types.Result {
-	f.delivered = true
-	msg := fmt.Sprintf("an earlier attempt of operation %s may have been carried out, and sending it again failed before it reached %s (%s: %s)",
-		f.key, f.spec.Dependency, res.Code(), res.Error.Message)
-	return p.unknownOutcome(ctx, f, types.Fail(types.CodeUnknownOutcome, msg, types.Meta{}))
 }

@@ -5,28 +5,31 @@
 //	   Call, CallRun   call.go       read the run; callRun starts the call's
 //	                                 flight (flight.go), then run (1-3) and
 //	                                 finish (4-7)
-//	1  validate        judge.go      judge: shape, types, constraints,
-//	                                 permission, rules (validate), then
-//	                   approval.go   approve: a rule that asks for a person
-//	                   lookup.go     checkOwner: ownership last, bounded by the
-//	                                 call's total timeout
-//	   admission       admission.go  admissionFor decides, once, how the call
-//	                                 takes its step (an admission);
-//	                                 takeStepFirst takes it on its own
-//	                   stateslot.go  admitLimited: step, state-writer slot,
+//	1  validate        validate.go   judge: shape, types, constraints,
+//	                                 permission, rules (package validate);
+//	                                 approve: a rule that asks for a person;
+//	                                 checkOwner: ownership last, bounded by
+//	                                 the call's total timeout
+//	   admission       admission.go  admit: admissionFor decides, once, how
+//	                                 the call takes its step; takeStepFirst
+//	                                 takes it on its own; refused answers a
+//	                                 refusal once its step is taken;
+//	                                 admitLimited: step, state-writer slot,
 //	                                 operation and quotas in one write
-//	2  execute         ledger.go     begin (from call.go beginWrite): a write's
-//	                                 intent is durable before its first
-//	                                 attempt; a repeat replays, conflicts,
+//	2  execute         ledger.go     beginWrite, begin: a write's intent is
+//	                                 durable before its first attempt;
+//	                                 existing: a repeat replays, conflicts,
 //	                                 waits or verifies
-//	                   attempt.go    attempts (from call.go execute): the
-//	                                 breaker, then send, per attempt
+//	                   attempt.go    execute, attempts: the breaker, then
+//	                                 send, per attempt (lookup: the same for
+//	                                 the pipeline's own reads)
 //	3  retry           attempt.go    again: only when the failure is transient
 //	                                 AND repeating is safe (retry.Decide), within
 //	                                 the retry budget; failed: the last
 //	                                 failure's answer
-//	                   lookup.go     unknownOutcome, settleByVerify: a write
-//	                                 whose outcome is unknown, by its verify read
+//	                   verify.go     unknownOutcome, settleByVerify: a write
+//	                                 whose outcome is unknown, by its verify
+//	                                 read; checkResent: a write sent again
 //	4  normalise       finish.go     normalise: one result shape (types.Result),
 //	                                 whatever happened; its side effect
 //	                                 (normalise)
@@ -42,8 +45,50 @@
 // finish runs 4 to 7 in that order (record), then frees the state-writer
 // slot, wakes the waiters of the operation and logs the call (log.go).
 //
+// Beside the call: pipeline.go (New and its Config), reload.go (Reload,
+// SetTools: the configuration a call is admitted under and keeps to its
+// end), settings.go (the policies' settings from the file's keys),
+// outbox.go (records kept until the store takes them), trace.go (spans),
+// reconcile.go (Reconcile: operations left unknown, settled), readtools.go
+// (the read tools an observation suggests), upstream.go (Read: an
+// upstream's reads that are not tool calls).
+//
 // Resilience order, outside in: the call deadline, then the retry loop, then
 // the circuit breaker around each attempt, then the attempt's own connect and
 // read timeouts. The breaker is inside the retry loop, so a breaker that opens
 // mid-call stops the retries at once, and every attempt is counted by it.
+//
+// # The run's state-writer slot
+//
+// A rule that reads the run's state is a read followed, much later, by a
+// write: between the two, other calls of the run may commit. So a call of
+// a tool that reads or changes state (validate.Compiled.StateWriter) holds
+// the run's state-writer slot from its admission to its commit. The slot
+// is taken by the store in the same durable write that takes the step and
+// begins the operation (store.Limiter.Admit), and cleared by the commit
+// that settles the call, so the database is the arbiter, across processes
+// and replicas.
+//
+// A call whose rules (owner, verify or quota expressions) read the state
+// holds the slot alone (exclusive): at most one such call of a run is in
+// flight, and no call that changes the state beside it. A call that only
+// updates the state, its rules never reading it, shares the slot with
+// others like it: their updates are pure and applied in commit order to
+// the newest state, so they may run together, but never beside a call
+// being judged against the state.
+//
+// An exclusive call is judged first against the run it read; the
+// admission says the run's version when the slot was taken. If another
+// call committed in between, the state may have changed, and the call is
+// judged again, now that no call can change the state: a call that then
+// fails its rules deletes the operation it began and is answered as
+// refused. A call that finds the slot taken waits for it (woken at once by
+// a commit in this process; polling the store otherwise) and is then
+// judged against the new state; past its bound (see awaitWriter) it
+// answers run_busy (nothing done: wait and repeat). Calls that neither
+// read nor change the state never touch the slot, nor does a repeat of an
+// operation that is started or completed (it waits or replays).
+//
+// A holder that dies leaves the slot to its lease (the call's deadline
+// plus the lease margin, as its operation's) or to AbandonOwner.
 package pipeline

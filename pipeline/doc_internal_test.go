@@ -20,17 +20,21 @@ func TestDocNamesWhereEachStageHappens(t *testing.T) {
 		file  string
 		funcs []string
 	}{
-		{"call.go", []string{"Call", "CallRun", "callRun", "run", "beginWrite", "execute"}},
+		{"call.go", []string{"Call", "CallRun", "callRun", "run"}},
 		{"flight.go", nil},
-		{"judge.go", []string{"judge"}},
-		{"approval.go", []string{"approve"}},
-		{"lookup.go", []string{"checkOwner", "unknownOutcome", "settleByVerify"}},
-		{"admission.go", []string{"admissionFor", "takeStepFirst"}},
-		{"stateslot.go", []string{"admitLimited"}},
-		{"ledger.go", []string{"begin"}},
-		{"attempt.go", []string{"attempts", "send", "again", "failed"}},
+		{"validate.go", []string{"judge", "approve", "checkOwner"}},
+		{"admission.go", []string{"admit", "admissionFor", "takeStepFirst", "refused", "admitLimited"}},
+		{"ledger.go", []string{"beginWrite", "begin", "existing"}},
+		{"attempt.go", []string{"execute", "attempts", "send", "again", "failed", "lookup"}},
+		{"verify.go", []string{"unknownOutcome", "settleByVerify", "checkResent"}},
 		{"finish.go", []string{"normalise", "feedback", "finish", "record"}},
 		{"commit.go", []string{"row", "stateUpdate", "commit"}},
+		{"reload.go", []string{"Reload", "SetTools"}},
+		{"outbox.go", nil},
+		{"trace.go", nil},
+		{"reconcile.go", nil},
+		{"upstream.go", nil},
+		{"readtools.go", nil},
 		{"log.go", nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

@@ -12,6 +12,19 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
+// beginWrite writes a write's intent to the ledger (begin), unless its
+// admission began it already (limited). It answers nil when the call must
+// execute.
+func (p *Pipeline) beginWrite(ctx context.Context, f *flight) *types.Result {
+	if f.expectKey != "" && f.expectKey != f.key {
+		return types.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
+	}
+	if f.admission == limited || f.spec.Effect != types.EffectWrite {
+		return nil
+	}
+	return p.begin(ctx, f, f.admission == stepWithBegin)
+}
+
 // begin writes the operation's intent to the ledger before anything is
 // sent. It returns nil when this call owns the operation and must execute
 // it, or the result of a call that must not execute (a replay, a conflict,
@@ -37,7 +50,7 @@ func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.R
 		case began:
 			return nil
 		}
-		if res, again := p.existing(ctx, f, existing); !again {
+		if res, again := p.existing(ctx, f, existing, true); !again {
 			return res
 		}
 	}
@@ -82,10 +95,16 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 }
 
 // existing answers a write whose operation another call began: a replay,
-// a conflict, a verify or a re-send of an unknown outcome, or a wait for
-// one in flight. again says the ledger must be asked afresh (the operation
-// was removed, or its outcome became known or unknown meanwhile).
-func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
+// a conflict, a wait for one in flight, or, when claim, a verify or a
+// re-send of an unknown outcome. again says the ledger must be asked
+// afresh (the operation was removed, or its outcome became known or
+// unknown meanwhile; or, without claim, it is unknown).
+//
+// It is the one decision on an operation that exists, for begin (claim)
+// and for a limited call admitted without the state-writer slot (no
+// claim: a repeat that replays or waits changes no state, but one that
+// verifies or re-sends may, so it is admitted again under the slot).
+func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation, claim bool) (res *types.Result, again bool) {
 	if conflict := argsConflict(f, op); conflict != nil {
 		return conflict, false
 	}
@@ -93,6 +112,9 @@ func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation)
 	case types.OpCompleted:
 		return p.replay(f, op), false
 	case types.OpUnknown:
+		if !claim {
+			return nil, true
+		}
 		return p.claimUnknown(ctx, f, op)
 	}
 	// Started by another call: wait for its outcome until our deadline.
@@ -107,6 +129,35 @@ func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation)
 	// Removed (nothing happened: begin afresh), a conflict to report, or
 	// unknown: claim it (and re-send or verify) on the next turn.
 	return nil, true
+}
+
+// argsConflict is the answer to a write whose operation key names an
+// operation begun with other arguments (idempotency_conflict), or nil when
+// the arguments are the operation's own.
+func argsConflict(f *flight, op *types.Operation) *types.Result {
+	if op.ArgsHash == f.checked.ArgsHash {
+		return nil
+	}
+	return types.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+		"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
+		f.key), types.Meta{})
+}
+
+// replay answers a repeat of a completed operation with its stored result
+// and when it first completed; nothing is sent downstream.
+func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
+	var stored types.Result
+	if err := json.Unmarshal(op.Result, &stored); err != nil {
+		return types.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
+	}
+	at := completedAt(op)
+	meta := types.Meta{Replayed: true, CompletedAt: &at}
+	if stored.OK {
+		res := types.OK(stored.Data, meta)
+		res.Meta.Verified = stored.Meta.Verified
+		return res
+	}
+	return types.Fail(stored.Error.Code, stored.Error.Message, meta)
 }
 
 // claimUnknown handles an operation whose outcome is unknown. It is claimed
@@ -134,23 +185,6 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, false
 	}
 	return p.verifyUnknown(ctx, f, op), false
-}
-
-// replay answers a repeat of a completed operation with its stored result
-// and when it first completed; nothing is sent downstream.
-func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
-	var stored types.Result
-	if err := json.Unmarshal(op.Result, &stored); err != nil {
-		return types.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
-	}
-	at := completedAt(op)
-	meta := types.Meta{Replayed: true, CompletedAt: &at}
-	if stored.OK {
-		res := types.OK(stored.Data, meta)
-		res.Meta.Verified = stored.Meta.Verified
-		return res
-	}
-	return types.Fail(stored.Error.Code, stored.Error.Message, meta)
 }
 
 // await waits for another call's started operation to end. It returns the
@@ -229,16 +263,4 @@ func (w *waiters) notify(key string) {
 		close(ch)
 		delete(w.m, key)
 	}
-}
-
-// argsConflict is the answer to a write whose operation key names an
-// operation begun with other arguments (idempotency_conflict), or nil when
-// the arguments are the operation's own.
-func argsConflict(f *flight, op *types.Operation) *types.Result {
-	if op.ArgsHash == f.checked.ArgsHash {
-		return nil
-	}
-	return types.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
-		"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
-		f.key), types.Meta{})
 }

@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/validate"
 )
 
@@ -15,29 +19,26 @@ type live struct {
 	// no dependency of its own ("tool:" and its name), made once here
 	// rather than at every attempt.
 	toolDeps map[string]string
+	// seesState holds the tools whose expressions (rules, state
+	// expressions, owner and verify arguments, quotas) can see the run's
+	// state: judge decodes the state for these only.
+	seesState map[string]bool
 }
 
 // newLive is the compiled configuration of cfg under v.
 func newLive(cfg *config.Config, v *validate.Validator) *live {
-	l := &live{tools: cfg, validator: v, toolDeps: map[string]string{}}
+	l := &live{tools: cfg, validator: v, toolDeps: map[string]string{}, seesState: map[string]bool{}}
 	for _, spec := range cfg.Tools {
 		if spec != nil && spec.Dependency == "" {
 			l.toolDeps[spec.Name] = "tool:" + spec.Name
 		}
 	}
+	for _, name := range v.Names() {
+		if c, ok := v.Tool(name); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
+			l.seesState[name] = true
+		}
+	}
 	return l
-}
-
-// dependencyName is the name spec's breaker and retry budget are kept by:
-// its dependency's, or "tool:" and its own for a tool without one.
-func (l *live) dependencyName(spec *config.Tool) string {
-	if spec.Dependency != "" {
-		return spec.Dependency
-	}
-	if name, ok := l.toolDeps[spec.Name]; ok {
-		return name
-	}
-	return "tool:" + spec.Name
 }
 
 // Reload compiles cfg (loaded and normalized) and makes it the configuration
@@ -66,3 +67,49 @@ func (p *Pipeline) Reload(cfg *config.Config) error {
 	}
 	return nil
 }
+
+// swap compiles cfg (normalized) and makes it the configuration of the
+// calls admitted from now on, returning the one it replaced (nil the first
+// time). When cfg does not compile, or asks for limits the store cannot
+// keep, nothing changes. New, Reload and SetTools all go through it.
+func (p *Pipeline) swap(cfg *config.Config) (*live, error) {
+	if cfg == nil {
+		return nil, errors.New("pipeline: no configuration")
+	}
+	v, err := validate.Compile(cfg, p.env)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkLimiter(v); err != nil {
+		return nil, err
+	}
+	return p.cur.Swap(newLive(cfg, v)), nil
+}
+
+// SetTools makes cfg (normalized) the pipeline's tools for the calls
+// admitted after it returns: the imported tools of an MCP server that
+// changed its list, for example. Unlike Reload it keeps every breaker and
+// retry budget: the dependencies are the same. On an error the tools stay
+// as they were.
+func (p *Pipeline) SetTools(cfg *config.Config) error {
+	_, err := p.swap(cfg)
+	return err
+}
+
+// checkLimiter refuses a configuration whose limits the store cannot
+// keep: a tool that reads or changes state, or has quotas, on a store
+// without a Limiter.
+func (p *Pipeline) checkLimiter(v *validate.Validator) error {
+	if p.limiter != nil {
+		return nil
+	}
+	for _, name := range v.Names() {
+		if c, _ := v.Tool(name); c.Limited() {
+			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)
+		}
+	}
+	return nil
+}
+
+// Limiter is the store's Limiter, or nil when it keeps no limits.
+func (p *Pipeline) Limiter() store.Limiter { return p.limiter }

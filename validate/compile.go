@@ -70,7 +70,7 @@ type Compiled struct {
 	Quotas []*Quota
 	// StateWriter is true when a call of the tool reads the run's state
 	// (StateReader) or changes it (it has state updates): such calls hold
-	// the run's state-writer slot (see pipeline's stateslot.go).
+	// the run's state-writer slot (see the pipeline package's doc).
 	StateWriter bool
 	// StateReader is true when its rules, owner, verify or quota
 	// expressions use state: such calls of one run are judged one after

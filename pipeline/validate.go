@@ -1,0 +1,197 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolgate/toolgate/execute"
+	"github.com/toolgate/toolgate/monitor"
+	"github.com/toolgate/toolgate/state"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
+)
+
+// judge runs stage 1 against f.run: the pure checks, cheapest first, then
+// approvals and ownership (I/O) last. It answers the refusal, if any, or a
+// result when the call cannot be judged at all. The state is decoded only
+// for tools whose expressions can see it.
+func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *types.Result) {
+	f.state = nil
+	if f.cfg.seesState[f.call.Tool] {
+		st, err := state.Decode(f.run.State)
+		if err != nil {
+			return nil, types.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
+		}
+		f.state = st
+	}
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
+		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
+		Key: f.run.Owner,
+	})
+	if checked != nil {
+		f.bind(checked)
+	}
+	if refusal != nil && refusal.Approval && checked != nil {
+		refusal = p.approve(ctx, f, refusal)
+	}
+	if refusal == nil && f.spec.Owner != nil {
+		refusal = p.checkOwner(ctx, f)
+	}
+	return refusal, nil
+}
+
+// bind records what validation resolved: the tool and the operation key.
+func (f *flight) bind(c *validate.Checked) {
+	f.checked = c
+	f.spec = c.Tool.Spec
+	if f.spec.Effect != types.EffectRead {
+		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
+	}
+}
+
+// operationKey derives the identity of a write from the operation, never the
+// attempt: the tool's template, or "op:", the tool's name and a hash of
+// (run, tool, canonical args) (expr.Hash, built here in buffers on the
+// stack: one allocation, the key itself). bind scopes it to the run's
+// owner (types.Run.ScopeOperationKey).
+func operationKey(c *validate.Checked, runID string) string {
+	if c.Tool.KeyTemplate != nil {
+		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
+			return k
+		}
+	}
+	var idBuf [256]byte
+	id := append(append(append(append(append(idBuf[:0], runID...), 0), c.Tool.Name...), 0), c.Canonical...)
+	sum := sha256.Sum256(id)
+	var keyBuf [128]byte
+	key := append(append(append(keyBuf[:0], "op:"...), c.Tool.Name...), ':')
+	return string(hex.AppendEncode(key, sum[:16]))
+}
+
+// approve handles a refusal by a rule that asks for a person's approval.
+// The approval is bound to the exact action: tool, canonical arguments,
+// principal and config version, with an expiry; and to the run that asked
+// for it, so that no other run (another key's, asserting the same
+// principal) is told its id or can use it. It returns nil when an
+// approval admits the call (the rules are then checked again, without the
+// approval rules), or the refusal to answer with.
+func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) *validate.Refusal {
+	as, ok := p.store.(store.ApprovalStore)
+	if !ok {
+		return &validate.Refusal{Code: r.Code, Rule: r.Rule, Message: r.Message +
+			" This toolgate's store cannot hold approval requests, so the call is refused; escalate to a person."}
+	}
+	now := p.clock.Now()
+	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: f.cfg.tools.Version, RunID: f.run.ID}
+	a, err := as.FindApproval(ctx, binding)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be looked up (toolgate's database did not answer in time); nothing was done"}
+	}
+	if a != nil && now.Before(a.ExpiresAt) {
+		switch a.Status {
+		case store.ApprovalPending:
+			f.approvalID, f.wait = a.ID, approvalWait
+			return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,
+				Message: fmt.Sprintf("%s Approval %s is still waiting for a person's decision.", r.Message, a.ID)}
+		case store.ApprovalDenied:
+			f.approvalID = a.ID
+			msg := fmt.Sprintf("A person (%s) denied this exact action (approval %s)", orDash(a.By), a.ID)
+			if a.Comment != "" {
+				msg += ": " + a.Comment
+			}
+			return &validate.Refusal{Code: types.CodeApprovalDenied, Rule: r.Rule,
+				Message: msg + ". Do not repeat it; tell the user it was declined, or take another course."}
+		case store.ApprovalApproved:
+			opKey := f.key
+			if opKey == "" {
+				opKey = "call:" + f.call.CallID
+			}
+			used, err := as.UseApproval(ctx, a.ID, opKey)
+			if err != nil {
+				return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be applied (toolgate's database did not answer in time); nothing was done"}
+			}
+			if used {
+				f.approvalID = a.ID
+				return p.recheckApproved(f)
+			}
+			// Approved, but for another operation: this one needs its own.
+		}
+	}
+	id := "apr_" + randomID(8)
+	err = as.CreateApproval(ctx, &store.Approval{
+		ID: id, Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical,
+		PrincipalID: f.run.Principal.ID, RunID: f.run.ID, ConfigVersion: f.cfg.tools.Version,
+		Rule: string(r.Code), Reason: r.Message, Status: store.ApprovalPending,
+		CreatedAt: now, ExpiresAt: now.Add(f.cfg.tools.ApprovalTTL.D()),
+	})
+	if err != nil {
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval request could not be recorded (toolgate's database did not answer in time); nothing was done"}
+	}
+	f.approvalID, f.wait = id, approvalWait
+	return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,
+		Message: fmt.Sprintf("%s Approval %s has been requested from a person; it expires in %s.", r.Message, id, f.cfg.tools.ApprovalTTL)}
+}
+
+// recheckApproved runs the rules again with the approval rules passed over:
+// a flat deny rule still refuses an approved action.
+func (p *Pipeline) recheckApproved(f *flight) *validate.Refusal {
+	checked, refusal := f.cfg.validator.Check(&validate.Input{
+		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
+		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID, SkipApprovalRules: true,
+		Key: f.run.Owner,
+	})
+	if checked != nil {
+		f.checked = checked
+	}
+	return refusal
+}
+
+// approvalWait is the advice to an agent waiting for a person.
+const approvalWait = time.Minute
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// checkOwner is the last validation step: the object must belong to the
+// principal, by the tool's owner lookup. It runs before the call's deadline
+// is set and on a context that is never cancelled, so it bounds the lookup
+// itself: by the call's total timeout, counted from the call's start.
+func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
+	owner := f.spec.Owner
+	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
+	if err != nil {
+		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
+	}
+	deadline := f.started.Add(f.spec.Timeout.Total.D())
+	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(p.clock.Now()))
+	defer cancel()
+	data, fail, err := p.lookup(ctx, f, deadline, monitor.PurposeOwner, owner.Lookup, args)
+	switch {
+	case err != nil:
+		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
+	case fail != nil && (fail.Kind == execute.KindCanceled || ctx.Err() != nil):
+		// The lookup did not answer within the call's deadline. A read:
+		// nothing was done, and the call may be repeated.
+		return &validate.Refusal{Code: types.CodeTimeout, Message: fmt.Sprintf("the ownership check with %s did not answer within the call's deadline of %s. Nothing was done; try again later", owner.Lookup, f.spec.Timeout.Total), Rule: -1}
+	case fail != nil && fail.Code == types.CodeRejected:
+		// The lookup says there is no such object for us to see.
+		return validate.NotOwner(f.checked)
+	case fail != nil:
+		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
+	}
+	ok, err := f.cfg.validator.OwnerAccepts(f.checked, data)
+	if err != nil || !ok {
+		return validate.NotOwner(f.checked)
+	}
+	return nil
+}
