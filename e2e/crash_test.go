@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store/sqlite"
 	"github.com/toolgate/toolgate/types"
 )
@@ -35,58 +36,27 @@ import (
 //     honours: after an unknown outcome a repeat re-sends under the same key.
 //
 // Both keep a sum in the run's state, so a double-applied update shows.
-const crashYAML = `store: "sqlite:DB"
-dependencies:
-  payments: {base_url: "PROVIDER", breaker: {threshold: 100000}}
-  payments_keyed: {base_url: "PROVIDER", breaker: {threshold: 100000}}
-tools:
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-    timeout: {connect: 1s, read: 2s}
-    retry: {max_attempts: 2, base: 10ms, cap: 50ms}
-  issue_refund:
-    description: Refund part of an order (the provider does not honour keys).
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 2, base: 10ms, cap: 50ms}
-    verify:
-      lookup: list_refunds
-      args: {order_id: "args.order_id"}
-      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
-      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
-    state:
-      refunded_paise: "state.refunded_paise + args.amount_paise"
-  refund_keyed:
-    description: Refund part of an order under an Idempotency-Key the provider honours.
-    dependency: payments_keyed
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 3, base: 10ms, cap: 50ms}
-    idempotency: {key: "keyed:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
-    state:
-      keyed_paise: "state.keyed_paise + args.amount_paise"
-`
+var crashYAML = refunds.Config("PROVIDER",
+	refunds.Set("store", `"sqlite:DB"`),
+	refunds.Set("dependencies.payments.breaker", "{threshold: 100000}"),
+	refunds.Add("dependencies", `payments_keyed: {base_url: "PROVIDER", breaker: {threshold: 100000}}`),
+	refunds.Delete("tools.get_order"),
+	refunds.Add("tools.list_refunds", `{timeout: {connect: 1s, read: 2s}, retry: {max_attempts: 2, base: 10ms, cap: 50ms}}`),
+	refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.input_schema.properties.reason", "tools.issue_refund.idempotency",
+		"tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.state.refund_id"),
+	refunds.Add("tools.issue_refund", `{timeout: {connect: 1s, read: 300ms}, retry: {max_attempts: 2, base: 10ms, cap: 50ms}}`),
+	refunds.Add("tools", `refund_keyed:
+  description: Refund part of an order under an Idempotency-Key the provider honours.
+  dependency: payments_keyed
+  request: {method: POST, path: /refunds}
+  effect: write
+  input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string, pattern: "^ORD-[0-9]+$"}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 3, base: 10ms, cap: 50ms}
+  idempotency: {key: "keyed:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
+  state:
+    keyed_paise: "state.keyed_paise + args.amount_paise"
+`))
 
 // The shape of the crash test.
 const (

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"
 	"github.com/toolgate/toolgate/types"
@@ -245,30 +246,19 @@ func (p *cutProvider) arrivals(tag string) []time.Time {
 // cutYAML is a write whose provider honours keys, so toolgate retries it
 // after a read timeout (its outcome unknown), every attempt a request: 12
 // attempts of 300 ms, 100-200 ms apart.
-const cutYAML = `store: "{{STORE}}"
+var cutYAML = refunds.Config("{{PROVIDER}}",
+	refunds.Add("", `store: "{{STORE}}"
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-dependencies:
-  payments: {base_url: "{{PROVIDER}}", breaker: {threshold: 1000}, retry_budget: {ratio: 1, min_retries: 1000}}
-tools:
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 300ms, total: 60s}
-    retry: {max_attempts: 12, base: 100ms, cap: 200ms}
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
-`
+    - {name: support-bot, key: `+supportKey+`}
+`),
+	refunds.Add("dependencies.payments", "{breaker: {threshold: 1000}, retry_budget: {ratio: 1, min_retries: 1000}}"),
+	refunds.Delete("tools.get_order", "tools.list_refunds"),
+	refunds.Delete("tools.issue_refund.input_schema.properties.reason", "tools.issue_refund.input_schema.properties.order_id.pattern",
+		"tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state"),
+	refunds.Add("tools.issue_refund", `timeout: {connect: 1s, read: 300ms, total: 60s}
+retry: {max_attempts: 12, base: 100ms, cap: 200ms}
+`))
 
 // A replica cut from the database (pg_terminate_backend of every session
 // it has) while 10 writes keep retrying against a provider that never

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"
 	"github.com/toolgate/toolgate/types"
@@ -27,46 +28,23 @@ import (
 // its verify read. The operation key is an explicit template, so the same
 // call made on any replica is the same operation. {{READ}} and {{TOTAL}}
 // are the write's read timeout and call deadline.
-const replicaYAML = `store: "{{STORE}}"
+var replicaYAML = refunds.Config("{{PROVIDER}}",
+	refunds.Add("", `store: "{{STORE}}"
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-dependencies:
-  payments: {base_url: "{{PROVIDER}}", breaker: {threshold: 1000}}
-tools:
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
-    timeout: {connect: 1s, read: 2s}
-    retry: {max_attempts: 1}
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    timeout: {connect: 1s, read: {{READ}}, total: {{TOTAL}}}
-    retry: {max_attempts: 1}
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}"}
-    verify:
-      lookup: list_refunds
-      args: {order_id: "args.order_id"}
-      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
-      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
-    state:
-      refund_id: "result.refund_id"
-      refunded_paise: "state.refunded_paise + args.amount_paise"
-`
+    - {name: support-bot, key: `+supportKey+`}
+`),
+	refunds.Set("dependencies.payments.breaker", "{threshold: 1000}"),
+	refunds.Delete("tools.get_order"),
+	refunds.Add("tools.list_refunds", `input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
+timeout: {connect: 1s, read: 2s}
+retry: {max_attempts: 1}
+`),
+	refunds.Delete("tools.issue_refund.input_schema.properties.reason", "tools.issue_refund.rules", "tools.issue_refund.owner"),
+	refunds.Add("tools.issue_refund", `timeout: {connect: 1s, read: "{{READ}}", total: "{{TOTAL}}"}
+retry: {max_attempts: 1}
+idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}"}
+`))
 
 // replicaConfig fills in replicaYAML; total is the write's call deadline
 // (its read timeout is a second less).

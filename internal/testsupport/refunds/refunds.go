@@ -24,21 +24,49 @@ type Option func(yaml.MapSlice) (yaml.MapSlice, error)
 // Set sets the value at path (keys joined by dots, such as
 // "tools.issue_refund.retry") to value, a YAML text (a scalar, a flow
 // map such as "{max_attempts: 1}", or a block). A missing key is added
-// at the end of its map, so Set also adds tools and dependencies.
+// at the end of its map.
 func Set(path, value string) Option {
 	return func(doc yaml.MapSlice) (yaml.MapSlice, error) {
 		var v any
 		if err := yaml.UnmarshalWithOptions([]byte(value), &v, yaml.UseOrderedMap()); err != nil {
 			return nil, fmt.Errorf("set %s: %w", path, err)
 		}
-		return change(doc, strings.Split(path, "."), func(m yaml.MapSlice, key string) (yaml.MapSlice, error) {
-			if i := index(m, key); i >= 0 {
-				m[i].Value = v
-				return m, nil
-			}
-			return append(m, yaml.MapItem{Key: key, Value: v}), nil
-		})
+		return set(doc, strings.Split(path, "."), v)
 	}
+}
+
+// Add sets every key of block, a YAML map, under path (as in Set; "" is
+// the top of the file): more tools, more dependencies, or top-level keys
+// such as store and auth at once.
+func Add(path, block string) Option {
+	return func(doc yaml.MapSlice) (yaml.MapSlice, error) {
+		var m yaml.MapSlice
+		if err := yaml.UnmarshalWithOptions([]byte(block), &m, yaml.UseOrderedMap()); err != nil {
+			return nil, fmt.Errorf("add to %q: %w", path, err)
+		}
+		var prefix []string
+		if path != "" {
+			prefix = strings.Split(path, ".")
+		}
+		for _, item := range m {
+			var err error
+			if doc, err = set(doc, append(prefix[:len(prefix):len(prefix)], fmt.Sprint(item.Key)), item.Value); err != nil {
+				return nil, err
+			}
+		}
+		return doc, nil
+	}
+}
+
+// set sets the value at keys below doc to v.
+func set(doc yaml.MapSlice, keys []string, v any) (yaml.MapSlice, error) {
+	return change(doc, keys, func(m yaml.MapSlice, key string) (yaml.MapSlice, error) {
+		if i := index(m, key); i >= 0 {
+			m[i].Value = v
+			return m, nil
+		}
+		return append(m, yaml.MapItem{Key: key, Value: v}), nil
+	})
 }
 
 // Delete removes the keys at paths (as in Set); each must be there.

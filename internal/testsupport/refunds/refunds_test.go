@@ -56,6 +56,9 @@ func TestOptions(t *testing.T) {
 		{"set adds the maps on the way", []Option{Set("auth.keys", "[{name: a, key: b}]")}, "auth.keys", []any{map[string]any{"name": "a", "key": "b"}}},
 		{"delete removes", []Option{Delete("tools.issue_refund.owner", "tools.issue_refund.rules")}, "tools.issue_refund.owner", nil},
 		{"delete keeps the rest", []Option{Delete("tools.issue_refund.owner")}, "tools.issue_refund.verify.lookup", "list_refunds"},
+		{"add sets each key", []Option{Add("tools", "a: {effect: read}\nb: {effect: write}")}, "tools.b.effect", "write"},
+		{"add keeps the others", []Option{Add("tools", "a: {effect: read}")}, "tools.get_order.effect", "read"},
+		{"add at the top", []Option{Add("", "store: sqlite:x.db\nlisten: 127.0.0.1:1")}, "listen", "127.0.0.1:1"},
 		{"later options win", []Option{Set("store", "a"), Set("store", "b")}, "store", "b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
