@@ -58,6 +58,43 @@ func Add(path, block string) Option {
 	}
 }
 
+// Append adds items, a YAML list, to the end of the list at path (as in
+// Set), such as more auth.keys entries; a missing list is made.
+func Append(path, items string) Option {
+	return func(doc yaml.MapSlice) (yaml.MapSlice, error) {
+		var more []any
+		if err := yaml.UnmarshalWithOptions([]byte(items), &more, yaml.UseOrderedMap()); err != nil {
+			return nil, fmt.Errorf("append to %s: %w", path, err)
+		}
+		return change(doc, strings.Split(path, "."), func(m yaml.MapSlice, key string) (yaml.MapSlice, error) {
+			i := index(m, key)
+			if i < 0 {
+				return append(m, yaml.MapItem{Key: key, Value: more}), nil
+			}
+			list, ok := m[i].Value.([]any)
+			if !ok && m[i].Value != nil {
+				return nil, fmt.Errorf("append to %s: not a list", path)
+			}
+			m[i].Value = append(list[:len(list):len(list)], more...)
+			return m, nil
+		})
+	}
+}
+
+// Rename gives the key at path (as in Set) the name to, in its place.
+func Rename(path, to string) Option {
+	return func(doc yaml.MapSlice) (yaml.MapSlice, error) {
+		return change(doc, strings.Split(path, "."), func(m yaml.MapSlice, key string) (yaml.MapSlice, error) {
+			i := index(m, key)
+			if i < 0 {
+				return nil, fmt.Errorf("rename %s: no such key", path)
+			}
+			m[i].Key = to
+			return m, nil
+		})
+	}
+}
+
 // set sets the value at keys below doc to v.
 func set(doc yaml.MapSlice, keys []string, v any) (yaml.MapSlice, error) {
 	return change(doc, keys, func(m yaml.MapSlice, key string) (yaml.MapSlice, error) {

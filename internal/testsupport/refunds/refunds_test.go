@@ -59,6 +59,10 @@ func TestOptions(t *testing.T) {
 		{"add sets each key", []Option{Add("tools", "a: {effect: read}\nb: {effect: write}")}, "tools.b.effect", "write"},
 		{"add keeps the others", []Option{Add("tools", "a: {effect: read}")}, "tools.get_order.effect", "read"},
 		{"add at the top", []Option{Add("", "store: sqlite:x.db\nlisten: 127.0.0.1:1")}, "listen", "127.0.0.1:1"},
+		{"append adds to a list", []Option{Set("auth.keys", "[{name: a}]"), Append("auth.keys", "[{name: b}]")}, "auth.keys", []any{map[string]any{"name": "a"}, map[string]any{"name": "b"}}},
+		{"append makes a list", []Option{Append("auth.keys", "[{name: b}]")}, "auth.keys", []any{map[string]any{"name": "b"}}},
+		{"rename moves the value", []Option{Rename("tools.list_refunds", "refunds_of")}, "tools.refunds_of.effect", "read"},
+		{"rename leaves no old key", []Option{Rename("tools.list_refunds", "refunds_of")}, "tools.list_refunds", nil},
 		{"later options win", []Option{Set("store", "a"), Set("store", "b")}, "store", "b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,7 +83,8 @@ func TestConfigLeavesTheFileAlone(t *testing.T) {
 }
 
 func TestBadOptionPanics(t *testing.T) {
-	for _, opt := range []Option{Delete("tools.no_such_tool"), Set("store.sub", "x"), Set("store", "{")} {
+	for _, opt := range []Option{Delete("tools.no_such_tool"), Set("store.sub", "x"), Set("store", "{"),
+		Append("store", "[x]"), Rename("tools.no_such_tool", "x")} {
 		func() {
 			defer func() {
 				if recover() == nil {
