@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,22 +19,30 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// refundsYAML is the refunds fixture with a verify read and no owner check
-// or rules, on a SQLite store, the provider at ${PAYMENTS_URL}.
-var refundsYAML = refunds.Config("${PAYMENTS_URL}",
+// refundsOptions make the refunds fixture these commands' config: a
+// verify read and no owner check or rules, on a SQLite store, the provider
+// at ${PAYMENTS_URL}.
+var refundsOptions = []refunds.Option{
 	refunds.Set("store", "sqlite:tg.db"),
 	refunds.Delete("tools.get_order", "tools.issue_refund.permission", "tools.issue_refund.input_schema.properties.reason",
 		"tools.issue_refund.input_schema.properties.order_id.pattern", "tools.issue_refund.idempotency.header",
-		"tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.state.refunded_paise"))
+		"tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.state.refunded_paise"),
+}
 
-// writeConfig writes the refunds config next to a fresh SQLite file, with
-// the provider's URL.
-func writeConfig(t *testing.T, providerURL string) string {
+// writeConfig writes the refunds config, changed by opts, next to a fresh
+// SQLite file, with the provider's URL.
+func writeConfig(t *testing.T, providerURL string, opts ...refunds.Option) string {
 	t.Helper()
-	dir := t.TempDir()
 	t.Setenv("PAYMENTS_URL", providerURL)
-	path := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(path, []byte(refundsYAML), 0o600); err != nil {
+	return writeConfigAs(t, filepath.Join(t.TempDir(), "toolgate.yaml"), opts...)
+}
+
+// writeConfigAs writes the refunds config, changed by opts, at path: beside
+// writeConfig's, a second config on the same store and provider.
+func writeConfigAs(t *testing.T, path string, opts ...refunds.Option) string {
+	t.Helper()
+	text := refunds.Config("${PAYMENTS_URL}", append(slices.Clip(refundsOptions), opts...)...)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
