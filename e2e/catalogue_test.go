@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -27,54 +28,38 @@ const (
 // catalogueYAML gives each key its own catalogue (docs/catalogues.md):
 // refunds-bot three tools by name, reader two by glob, pinned-bot every tool
 // but a pinned principal without refunds:write, ops every tool.
-const catalogueYAML = `store: sqlite:toolgate.db
+var catalogueYAML = catalogueConfig(`["get_*", "list_*"]`)
+
+// catalogueConfig is catalogueYAML with readerTools as the reader key's
+// tools: list.
+func catalogueConfig(readerTools string) string {
+	return refunds.Config("PROVIDER",
+		refunds.Add("", `store: sqlite:toolgate.db
 auth:
   keys:
     - name: refunds-bot
-      key: ` + refundsKey + `
+      key: `+refundsKey+`
       tools: ["get_order", "list_refunds", "issue_refund"]
       principal: {id: cust_42, permissions: ["refunds:write"], limits: {max_refund_paise: 500000}}
     - name: reader
-      key: ` + readerKey + `
-      tools: ["get_*", "list_*"]
+      key: `+readerKey+`
+      tools: `+readerTools+`
     - name: pinned-bot
-      key: ` + cataloguePinnedKey + `
+      key: `+cataloguePinnedKey+`
       principal: {id: cust_42}
     - name: ops
-      key: ` + catalogueOpsKey + `
-dependencies:
-  payments: {base_url: "PROVIDER"}
-tools:
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-      additionalProperties: false
-  close_account:
-    description: Close a customer's account.
-    dependency: payments
-    request: {method: POST, path: /close}
-    effect: write
-    permission: accounts:admin
-`
+      key: `+catalogueOpsKey+`
+`),
+		refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}`),
+		refunds.Delete("tools.issue_refund.idempotency", "tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state"),
+		refunds.Add("tools", `close_account:
+  description: Close a customer's account.
+  dependency: payments
+  request: {method: POST, path: /close}
+  effect: write
+  permission: accounts:admin
+`))
+}
 
 // listedTools returns the tool names of a GET /v1/tools answer in format.
 func listedTools(t *testing.T, srv *proc, key, format string) []string {
@@ -205,7 +190,7 @@ func TestCataloguesPerKey(t *testing.T) {
 func TestCheckNamesAnUnmatchedCatalogueEntry(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "toolgate.yaml")
-	bad := strings.NewReplacer("PROVIDER", "http://127.0.0.1:1", `["get_*", "list_*"]`, `["get_*", "crm_*"]`).Replace(catalogueYAML)
+	bad := strings.ReplaceAll(catalogueConfig(`["get_*", "crm_*"]`), "PROVIDER", "http://127.0.0.1:1")
 	if err := writeFile(path, bad); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestOpenAPIOnTheBinary(t *testing.T) {
 		w.Write([]byte(`{"id":"p1","name":"Rex","pets":[]}`))
 	}))
 	defer fake.Close()
-	document, err := filepath.Abs(filepath.Join("..", "..", "testdata", "openapi", "petstore", "petstore.yaml"))
+	document, err := filepath.Abs(filepath.Join("..", "testdata", "openapi", "petstore", "petstore.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

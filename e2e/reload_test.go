@@ -16,30 +16,13 @@ import (
 
 // reloadYAML has a read the provider never answers (its read timeout is
 // READ) and the held write of holdYAML; PROVIDER is the provider's URL.
-const reloadYAML = `store: sqlite:toolgate.db
-auth:
-  keys:
-    - {name: support-bot, key: ` + supportKey + `}
-dependencies:
-  payments: {base_url: "PROVIDER"}
-tools:
-  hang_read:
+const reloadYAML = holdYAML + `  hang_read:
     description: A read the provider never answers.
     dependency: payments
     request: {method: GET, path: /hang}
     effect: read
     timeout: {connect: 1s, read: READ}
     retry: {max_attempts: 1}
-  hold_refund:
-    description: Refund an order (the provider holds it until the test lets go).
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer}}}
-    timeout: {connect: 1s, read: 2m}
-    retry: {max_attempts: 1}
-    state:
-      refunded_paise: "state.refunded_paise + args.amount_paise"
 `
 
 // configInfo is the answer of GET /v1/config.

@@ -9,7 +9,7 @@ import (
 )
 
 // tenancyYAML is approvalsYAML with a second agent host's key.
-var tenancyYAML = strings.Replace(approvalsYAML, "    - {name: ops,", "    - {name: other-bot, key: "+otherKey+"}\n    - {name: ops,", 1)
+var tenancyYAML = approvalsConfig("    - {name: other-bot, key: " + otherKey + "}\n")
 
 // An approval is usable only from the run that asked for it: another
 // key's run asserting the same principal is never told its id and cannot

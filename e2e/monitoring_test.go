@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -14,37 +15,25 @@ const opsKey = "ops-person-key-0123456789"
 // scopedKey may call list_refunds alone: it sees that tool's figures only.
 const scopedKey = "reader-key-0123456789abc"
 
-const approvalsYAML = `store: sqlite:toolgate.db
+var approvalsYAML = approvalsConfig("")
+
+// approvalsConfig is approvalsYAML with moreKeys (auth.keys entries)
+// after support-bot's.
+func approvalsConfig(moreKeys string) string {
+	return refunds.Config("PROVIDER",
+		refunds.Add("", `store: sqlite:toolgate.db
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-    - {name: ops, key: ` + opsKey + `, approver: true}
-    - {name: scoped, key: ` + scopedKey + `, tools: [list_refunds]}
-dependencies:
-  payments: {base_url: "PROVIDER"}
-tools:
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-      additionalProperties: false
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}"}
-    rules:
-      - deny: "args.amount_paise > 100000"
-        approval: true
-        message: "Refunds above 100000 paise need a supervisor's approval."
-    verify: {lookup: list_refunds, args: {order_id: "args.order_id"}, found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"}
-`
+    - {name: support-bot, key: `+supportKey+`}
+`+moreKeys+`    - {name: ops, key: `+opsKey+`, approver: true}
+    - {name: scoped, key: `+scopedKey+`, tools: [list_refunds]}
+`),
+		refunds.Delete("tools.get_order", "tools.issue_refund.permission", "tools.issue_refund.owner", "tools.issue_refund.state"),
+		refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}`),
+		refunds.Set("tools.issue_refund.idempotency", `{key: "refund:{order_id}:{amount_paise}:{run_id}"}`),
+		refunds.Set("tools.issue_refund.rules", `[{deny: "args.amount_paise > 100000", approval: true, message: "Refunds above 100000 paise need a supervisor's approval."}]`),
+		refunds.Delete("tools.issue_refund.verify.result"))
+}
 
 // The approval round trip, the monitoring endpoints and the dashboard, on
 // the real binary.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -18,69 +19,64 @@ import (
 // a twin whose answer is lost, both sharing the quota. {{STORE}} and
 // {{PROVIDER}} are filled in. opsKey (monitoring_test.go) is the
 // operator's key: it may list quotas.
-const limitsYAML = `store: "{{STORE}}"
+var limitsYAML = refunds.Config("{{PROVIDER}}",
+	refunds.Add("", `store: "{{STORE}}"
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-    - {name: ops, key: ` + opsKey + `, approver: true}
-dependencies:
-  payments: {base_url: "{{PROVIDER}}", breaker: {threshold: 1000}}
-tools:
-  issue_refund:
-    description: Refund an order, at most 500000 paise per run in all.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 5s}
-    retry: {max_attempts: 1}
-    rules:
-      - deny: "(has(state.refunded_paise) ? state.refunded_paise : 0) + args.amount_paise > 500000"
-        code: over_limit
-        message: "This run may refund at most 500000 paise in all; escalate for more."
-    state:
-      refunded_paise: "(has(state.refunded_paise) ? state.refunded_paise : 0) + args.amount_paise"
-  quota_refund:
-    description: Refund an order, at most 500000 paise per customer an hour.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema: &refund_args
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-      additionalProperties: false
-    timeout: {connect: 1s, read: 5s}
-    retry: {max_attempts: 1}
-    quotas: &refund_quota
-      - name: refunds_per_customer
-        key: "{principal.id}"
-        amount: "args.amount_paise"
-        limit: 500000
-        window: 1h
-        message: "Customer {principal.id} may be refunded at most 500000 paise an hour."
-  quota_refund_refused:
-    description: A refund the provider refuses (nothing done).
-    dependency: payments
-    request: {method: POST, path: /status/422}
-    effect: write
-    input_schema: *refund_args
-    retry: {max_attempts: 1}
-    quotas: *refund_quota
-  quota_refund_lost:
-    description: A refund whose answer never comes (outcome unknown).
-    dependency: payments
-    request: {method: POST, path: /lost}
-    effect: write
-    input_schema: *refund_args
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 1}
-    quotas: *refund_quota
-`
+    - {name: support-bot, key: `+supportKey+`}
+    - {name: ops, key: `+opsKey+`, approver: true}
+`),
+	refunds.Set("dependencies.payments.breaker", "{threshold: 1000}"),
+	refunds.Delete("tools.get_order", "tools.list_refunds"),
+	refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.idempotency", "tools.issue_refund.owner", "tools.issue_refund.verify"),
+	refunds.Add("tools.issue_refund", `description: Refund an order, at most 500000 paise per run in all.
+input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}
+timeout: {connect: 1s, read: 5s}
+retry: {max_attempts: 1}
+rules:
+  - deny: "(has(state.refunded_paise) ? state.refunded_paise : 0) + args.amount_paise > 500000"
+    code: over_limit
+    message: "This run may refund at most 500000 paise in all; escalate for more."
+state:
+  refunded_paise: "(has(state.refunded_paise) ? state.refunded_paise : 0) + args.amount_paise"
+`),
+	refunds.Add("tools", `quota_refund:
+  description: Refund an order, at most 500000 paise per customer an hour.
+  dependency: payments
+  request: {method: POST, path: /refunds}
+  effect: write
+  input_schema: &refund_args
+    type: object
+    required: [order_id, amount_paise]
+    properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
+    additionalProperties: false
+  timeout: {connect: 1s, read: 5s}
+  retry: {max_attempts: 1}
+  quotas: &refund_quota
+    - name: refunds_per_customer
+      key: "{principal.id}"
+      amount: "args.amount_paise"
+      limit: 500000
+      window: 1h
+      message: "Customer {principal.id} may be refunded at most 500000 paise an hour."
+quota_refund_refused:
+  description: A refund the provider refuses (nothing done).
+  dependency: payments
+  request: {method: POST, path: /status/422}
+  effect: write
+  input_schema: *refund_args
+  retry: {max_attempts: 1}
+  quotas: *refund_quota
+quota_refund_lost:
+  description: A refund whose answer never comes (outcome unknown).
+  dependency: payments
+  request: {method: POST, path: /lost}
+  effect: write
+  input_schema: *refund_args
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 1}
+  quotas: *refund_quota
+`))
 
 // limitsConfig fills in limitsYAML.
 func limitsConfig(storeURL, provider string) string {

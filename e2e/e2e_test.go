@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -17,117 +18,88 @@ const (
 	otherKey   = "other-bot-key-01234567890"
 )
 
-// configYAML is the suite's toolgate.yaml: the refund tools of the
-// contract, plus one tool per failure mode of the provider.
-const configYAML = `store: sqlite:toolgate.db
+// configYAML is the suite's toolgate.yaml: the refunds fixture, plus one
+// tool per failure mode of the provider.
+var configYAML = refunds.Config("PROVIDER", configOptions...)
+
+// configOptions make configYAML of the refunds fixture.
+var configOptions = []refunds.Option{
+	refunds.Add("", `store: sqlite:toolgate.db
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-    - {name: other-bot, key: ` + otherKey + `}
-dependencies:
-  payments: {base_url: "PROVIDER", breaker: {threshold: 100}}
-  flaky: {base_url: "PROVIDER", breaker: {threshold: 100}}
-  dead: {base_url: "DEAD", breaker: {threshold: 1, cooldown: 10m}}
-tools:
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
-    retry: {max_attempts: 1}
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-    retry: {max_attempts: 1}
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-        reason: {type: string}
-      additionalProperties: false
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
-    rules:
-      - deny: "args.amount_paise > principal.limits.max_refund_paise"
-        code: over_limit
-        message: "Refund of {args.amount_paise} paise exceeds the {principal.limits.max_refund_paise} paise limit. Ask for approval instead of retrying."
-    owner: {lookup: get_order, args: {order_id: "args.order_id"}, expect: "result.customer_id == principal.id"}
-    state:
-      refund_id: "result.refund_id"
-      refunded_paise: "state.refunded_paise + args.amount_paise"
-  refund_lost:
-    description: A refund whose answer is lost and which never happened.
-    dependency: flaky
-    request: {method: POST, path: /lost}
-    effect: write
-    input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer}}}
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 1}
-    verify: {lookup: list_refunds, args: {order_id: "args.order_id"}, found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"}
-  refund_unverified:
-    description: A refund whose answer is lost, with no way to check.
-    dependency: flaky
-    request: {method: POST, path: /lost}
-    effect: write
-    input_schema: {type: object, properties: {order_id: {type: string}, amount_paise: {type: integer}}}
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 1}
-  refund_slow_answer:
-    description: A refund that is made but whose answer never comes.
-    dependency: flaky
-    request: {method: POST, path: /slow-refunds}
-    effect: write
-    input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer}}}
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 1}
-    verify:
-      lookup: list_refunds
-      args: {order_id: "args.order_id"}
-      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
-      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
-  slow_read:
-    description: A read that never answers.
-    dependency: flaky
-    request: {method: GET, path: /hang}
-    effect: read
-    timeout: {connect: 1s, read: 300ms}
-    retry: {max_attempts: 1}
-  busy_read:
-    description: A read the provider rate-limits.
-    dependency: flaky
-    request: {method: GET, path: /status/429}
-    effect: read
-    retry: {max_attempts: 1}
-  broken_read:
-    description: A read the provider fails.
-    dependency: flaky
-    request: {method: GET, path: /status/500}
-    effect: read
-    retry: {max_attempts: 1}
-  refused_write:
-    description: A write the provider refuses.
-    dependency: flaky
-    request: {method: POST, path: /status/422}
-    effect: write
-    retry: {max_attempts: 1}
-  dead_read:
-    description: A read of a provider that is down.
-    dependency: dead
-    request: {method: GET, path: /anything}
-    effect: read
-    retry: {max_attempts: 1}
-`
+    - {name: support-bot, key: `+supportKey+`}
+    - {name: other-bot, key: `+otherKey+`}
+`),
+	refunds.Set("dependencies.payments.breaker", "{threshold: 100}"),
+	refunds.Add("dependencies", `flaky: {base_url: "PROVIDER", breaker: {threshold: 100}}
+dead: {base_url: "DEAD", breaker: {threshold: 1, cooldown: 10m}}
+`),
+	refunds.Set("tools.get_order.retry", "{max_attempts: 1}"),
+	refunds.Set("tools.list_refunds.retry", "{max_attempts: 1}"),
+	refunds.Delete("tools.issue_refund.verify"),
+	refunds.Add("tools", `refund_lost:
+  description: A refund whose answer is lost and which never happened.
+  dependency: flaky
+  request: {method: POST, path: /lost}
+  effect: write
+  input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer}}}
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 1}
+  verify: {lookup: list_refunds, args: {order_id: "args.order_id"}, found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"}
+refund_unverified:
+  description: A refund whose answer is lost, with no way to check.
+  dependency: flaky
+  request: {method: POST, path: /lost}
+  effect: write
+  input_schema: {type: object, properties: {order_id: {type: string}, amount_paise: {type: integer}}}
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 1}
+refund_slow_answer:
+  description: A refund that is made but whose answer never comes.
+  dependency: flaky
+  request: {method: POST, path: /slow-refunds}
+  effect: write
+  input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer}}}
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 1}
+  verify:
+    lookup: list_refunds
+    args: {order_id: "args.order_id"}
+    found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
+    result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
+slow_read:
+  description: A read that never answers.
+  dependency: flaky
+  request: {method: GET, path: /hang}
+  effect: read
+  timeout: {connect: 1s, read: 300ms}
+  retry: {max_attempts: 1}
+busy_read:
+  description: A read the provider rate-limits.
+  dependency: flaky
+  request: {method: GET, path: /status/429}
+  effect: read
+  retry: {max_attempts: 1}
+broken_read:
+  description: A read the provider fails.
+  dependency: flaky
+  request: {method: GET, path: /status/500}
+  effect: read
+  retry: {max_attempts: 1}
+refused_write:
+  description: A write the provider refuses.
+  dependency: flaky
+  request: {method: POST, path: /status/422}
+  effect: write
+  retry: {max_attempts: 1}
+dead_read:
+  description: A read of a provider that is down.
+  dependency: dead
+  request: {method: GET, path: /anything}
+  effect: read
+  retry: {max_attempts: 1}
+`),
+}
 
 // suite is a server of configYAML against a fresh provider.
 func suite(t *testing.T) (*proc, *provider) {
@@ -376,9 +348,8 @@ func TestBadInput(t *testing.T) {
 // Without keys the server refuses to listen beyond loopback.
 func TestNoKeysLoopbackOnly(t *testing.T) {
 	prov := startProvider(t)
-	cfg := strings.Replace(configYAML[:strings.Index(configYAML, "auth:")]+configYAML[strings.Index(configYAML, "dependencies:"):],
-		"PROVIDER", prov.URL(), -1)
-	cfg = strings.ReplaceAll(cfg, "DEAD", deadAddress(t))
+	cfg := refunds.Config("PROVIDER", append(configOptions, refunds.Delete("auth"))...)
+	cfg = strings.NewReplacer("PROVIDER", prov.URL(), "DEAD", deadAddress(t)).Replace(cfg)
 	dir := t.TempDir()
 	path := dir + "/toolgate.yaml"
 	if err := writeFile(path, cfg); err != nil {

@@ -26,7 +26,7 @@ func TestMCPRestartedHostRefundsOnce(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { h.CloseSessions(); srv.Close() })
 
-	raw, err := os.ReadFile("../../examples/mcp/toolgate.yaml")
+	raw, err := os.ReadFile("../examples/mcp/toolgate.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

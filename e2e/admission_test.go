@@ -7,27 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
-const admissionYAML = `store: sqlite:toolgate.db
+var admissionYAML = refunds.Config("PROVIDER",
+	refunds.Add("", `store: sqlite:toolgate.db
 auth:
   keys:
-    - {name: support-bot, key: ` + supportKey + `}
-    - {name: ops, key: ` + opsKey + `, approver: true}
-dependencies:
-  payments: {base_url: "PROVIDER"}
-tools:
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
-`
+    - {name: support-bot, key: `+supportKey+`}
+    - {name: ops, key: `+opsKey+`, approver: true}
+`),
+	refunds.Delete("tools.get_order", "tools.list_refunds"),
+	refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}}`),
+	refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state"))
 
 // One durable write through `toolgate serve` on SQLite takes its step and
 // begins its operation in one durable write (the store's AdmitAndBegin),
