@@ -221,8 +221,11 @@ func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 			return res
 		}
 		// A repeat of an operation that is started or completed: it waits
-		// for it or replays it, changing no state, so it holds no slot.
-		res, again := p.existing(bctx, f, got.Existing, false)
+		// for it or replays it, changing no state, so it holds no slot. One
+		// that is unknown is claimed here only by a call that needs no
+		// slot (a quota alone limits it); a state writer is admitted again
+		// and claims it under the slot.
+		res, again := p.existing(bctx, f, got.Existing, a.Writer == nil)
 		cancel()
 		if !again {
 			return res

@@ -101,9 +101,10 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 // unknown meanwhile; or, without claim, it is unknown).
 //
 // It is the one decision on an operation that exists, for begin (claim)
-// and for a limited call admitted without the state-writer slot (no
-// claim: a repeat that replays or waits changes no state, but one that
-// verifies or re-sends may, so it is admitted again under the slot).
+// and for a limited call admitted without the state-writer slot, which
+// claims only when it needs no slot: a repeat that replays or waits
+// changes no state, but one that verifies or re-sends may, so a state
+// writer is admitted again under the slot first.
 func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation, claim bool) (res *types.Result, again bool) {
 	if conflict := argsConflict(f, op); conflict != nil {
 		return conflict, false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,6 +166,45 @@ func TestRunQuotaScopedToTheKey(t *testing.T) {
 			}
 			if res := refund("support-bot", "ORD-3"); res.Code() != types.CodeQuotaExceeded {
 				t.Fatalf("support-bot's second: %s, want quota_exceeded", res.Code())
+			}
+		})
+	}
+}
+
+// Regression: a repeat of a write limited by a quota alone (it takes no
+// state-writer slot) whose operation ended unknown was admitted again and
+// again, finding the same unknown operation each time, until its deadline
+// ran out (store_unavailable). Like any write's repeat, it is answered on
+// the unknown operation at once: without a verify read, unknown_outcome,
+// and nothing is sent again.
+func TestQuotaOnlyRepeatOfUnknownOutcome(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	for name, open := range limitStores(t, clk) {
+		t.Run(name, func(t *testing.T) {
+			var sent atomic.Int32
+			cfg := limitConfig(func(ctx context.Context, args json.RawMessage) (any, error) {
+				sent.Add(1)
+				return quotaRefund(ctx, args)
+			}, func(t *config.Tool) {
+				t.Rules, t.State = nil, nil
+				t.Quotas = []config.Quota{{Name: "refunds_per_customer", Key: "{principal.id}", Amount: "args.amount_paise",
+					Limit: 500000, Window: config.Duration(time.Hour)}}
+			})
+			gw := openLimitGateway(t, cfg, open(t), clk)
+			run, err := gw.StartRun(context.Background(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_9"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := map[string]any{"order_id": "ORD-LOST", "amount_paise": 100000}
+			if res, err := gw.Call(context.Background(), run.ID, "issue_refund", args); err != nil || res.Meta.SideEffect != types.SideEffectUnknown {
+				t.Fatalf("first: %v %+v", err, res)
+			}
+			res, err := gw.Call(context.Background(), run.ID, "issue_refund", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code() != types.CodeUnknownOutcome || res.Meta.SideEffect != types.SideEffectUnknown || sent.Load() != 1 {
+				t.Fatalf("repeat: %s %s, sent %d times; want unknown_outcome, side effect unknown, sent once: %s", res.Code(), res.Meta.SideEffect, sent.Load(), res.Observation)
 			}
 		})
 	}
