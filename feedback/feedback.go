@@ -1,11 +1,11 @@
-// Package observe is stage 5 of the pipeline: it writes the observation, the
+// Package feedback is stage 5 of the pipeline: it writes the observation, the
 // one text the model reads before its next decision, and the
 // machine-readable advice beside it (meta.next, meta.retry_after_ms,
 // meta.verify_with, meta.omitted).
 //
 // Every observation follows three rules: say what happened, specifically
 // (codes, counts, ids, amounts); say what to do next; say what was left out.
-package observe
+package feedback
 
 import (
 	"fmt"

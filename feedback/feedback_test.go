@@ -1,4 +1,4 @@
-package observe
+package feedback
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/normalise"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -54,8 +54,8 @@ func TestAdvice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s", tt.code, tt.effect), func(t *testing.T) {
-			r := envelope.Fail(tt.code, "the message.", meta)
-			envelope.Settle(r, tt.effect, tt.delivered)
+			r := types.Fail(tt.code, "the message.", meta)
+			normalise.Settle(r, tt.effect, tt.delivered)
 			tt.facts.Effect = tt.effect
 			Annotate(r, &tt.facts)
 			if r.Meta.Next != tt.next {
@@ -80,7 +80,7 @@ func TestAdvice(t *testing.T) {
 }
 
 func TestSuccessObservation(t *testing.T) {
-	r := envelope.OK(json.RawMessage(`{"refund_id":"RF-99203","amount_paise":425000}`), types.Meta{Tool: "issue_refund", Attempts: 2, ElapsedMS: 812})
+	r := types.OK(json.RawMessage(`{"refund_id":"RF-99203","amount_paise":425000}`), types.Meta{Tool: "issue_refund", Attempts: 2, ElapsedMS: 812})
 	Annotate(r, &Facts{Dependency: "payments"})
 	for _, s := range []string{"issue_refund succeeded on payments", "2 attempts", "812 ms", "RF-99203", "425000"} {
 		if !strings.Contains(r.Observation, s) {
@@ -94,7 +94,7 @@ func TestSuccessObservation(t *testing.T) {
 
 func TestReplayObservation(t *testing.T) {
 	at := time.Date(2026, 11, 30, 11, 4, 14, 0, time.UTC)
-	r := envelope.OK(json.RawMessage(`{"refund_id":"RF-1"}`), types.Meta{Tool: "issue_refund", Replayed: true, IdempotencyKey: "refund:ORD-1:5:r1"})
+	r := types.OK(json.RawMessage(`{"refund_id":"RF-1"}`), types.Meta{Tool: "issue_refund", Replayed: true, IdempotencyKey: "refund:ORD-1:5:r1"})
 	Annotate(r, &Facts{CompletedAt: at})
 	for _, s := range []string{"already done", "2026-11-30T11:04:14Z", "refund:ORD-1:5:r1", "nothing was sent again"} {
 		if !strings.Contains(r.Observation, s) {
@@ -124,7 +124,7 @@ func TestTruncation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := envelope.OK(tt.data, types.Meta{Tool: "list_refunds", Attempts: 1})
+			r := types.OK(tt.data, types.Meta{Tool: "list_refunds", Attempts: 1})
 			Annotate(r, &Facts{MaxBytes: 1024})
 			if len(r.Observation) > 1024 {
 				t.Errorf("observation is %d bytes, over the 1024 limit", len(r.Observation))
