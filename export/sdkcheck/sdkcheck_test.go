@@ -23,7 +23,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/export"
-	"github.com/toolgate/toolgate/internal/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 	"github.com/toolgate/toolgate/types"
 )
 
