@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/types"
