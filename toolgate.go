@@ -8,11 +8,11 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute/mcpcall"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/pipeline"
 	"github.com/toolgate/toolgate/reload"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
+	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/toolsource"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 // Position is a place in the config file, 1-based; the zero Position is

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -14,8 +14,8 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/internal/docgen"
-	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/validate"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/export"
-	"github.com/toolgate/toolgate/internal/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 )
 
 // ajvScript compiles every schema of the file in argv[3] with Ajv's JSON

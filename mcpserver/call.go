@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -90,7 +91,9 @@ func (s *server) unknownTools(ks *keyServer) mcp.Middleware {
 }
 
 // do turns a tools/call into a pipeline call and runs it. Its error is a
-// JSON-RPC error: the request was wrong, or the store failed.
+// JSON-RPC error: the request was wrong, or the store failed; a store that
+// did not answer in time is a result (store_unavailable), like the
+// pipeline's.
 func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Result, error) {
 	p := req.Params
 	if len(p.Name) > MaxToolNameBytes {
@@ -109,6 +112,9 @@ func (s *server) do(ctx context.Context, req *mcp.CallToolRequest) (*types.Resul
 		return nil, err
 	}
 	run, err := s.runFor(ctx, req.Session, who, m.runID)
+	if errors.Is(err, errStoreBusy) {
+		return storeBusyResult(p.Name, m.runID), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -100,6 +101,10 @@ func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, 
 			run, err = s.gw.GetRun(ctx, scoped)
 		}
 	}
+	if storeBusy(err) {
+		s.log.Warn("mcp: the store did not answer in time", "run", id, "error", err)
+		return nil, errStoreBusy
+	}
 	if err != nil {
 		return nil, s.internal("opening run "+id, err)
 	}
@@ -125,4 +130,33 @@ func (s *server) sessionRun(ss *mcp.ServerSession) string {
 		s.anonRuns[ss] = id
 	}
 	return id
+}
+
+// errStoreBusy is runFor's answer when the store did not answer in time
+// (store.ErrUnavailable, or the call's deadline passed while reading or
+// starting its run): do turns it into a tool result, as the pipeline
+// answers a call it could not admit, so that the model reads "wait" rather
+// than a protocol failure.
+var errStoreBusy = errors.New("mcpserver: the store did not answer in time")
+
+// storeBusy reports whether err says the store is slow or unreachable,
+// rather than broken.
+func storeBusy(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// storeBusyResult is the envelope of a call refused because its run could
+// not be read or started in time: nothing was done and nothing was sent,
+// and the same call may be sent again.
+func storeBusyResult(tool, runID string) *types.Result {
+	e := types.NewError(types.CodeStoreUnavailable, "toolgate's database did not answer in time")
+	e.Retryable = true
+	return &types.Result{
+		Data:  json.RawMessage("null"),
+		Error: e,
+		Meta: types.Meta{RunID: runID, Tool: tool, SideEffect: types.SideEffectNone,
+			Next: types.NextWait, RetryAfterMS: 1000},
+		Observation: "toolgate could not read or start this call's run: its database did not answer in time " +
+			"(store_unavailable). Nothing was done and nothing was sent. Wait a second and send the same call again.",
+	}
 }

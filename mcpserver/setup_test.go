@@ -20,7 +20,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/sim"
-	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 	"github.com/toolgate/toolgate/mcpserver"
 )
 

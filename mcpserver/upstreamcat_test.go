@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )

@@ -10,12 +10,11 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/demo"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
-// approvalRule turns the demo's over-limit deny rule into a request for a
+// approvalRule turns refundsConfig's over-limit deny rule into a request for a
 // person's approval.
 func approvalRule(cfg *config.Config) {
 	cfg.Tools["issue_refund"].Rules[0] = config.Rule{
@@ -99,7 +98,7 @@ func TestApprovalBoundToConfigAndTime(t *testing.T) {
 	decide(t, b, held.Meta.ApprovalID, true, "")
 
 	// A second gateway on the same store, with a changed config.
-	cfg := demo.Config(b.srv.URL, 1, false)
+	cfg := refundsConfig(b.srv.URL, 1, false)
 	approvalRule(cfg)
 	cfg.Tools["issue_refund"].Description = "Refund an order (new wording)."
 	gw2, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Store: b.gw.Store(), Logger: slog.New(slog.DiscardHandler)})

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"

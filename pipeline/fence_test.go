@@ -13,7 +13,6 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/clock"
-	"github.com/toolgate/toolgate/internal/demo"
 	"github.com/toolgate/toolgate/internal/sim"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
@@ -107,7 +106,7 @@ func TestFencing(t *testing.T) {
 				gone: map[string]bool{"dead/7": true}, fenceOwner: "me/1"}
 			// A long deadline: a waiter that waited for the lease would
 			// answer duplicate_in_flight only after it.
-			gw, err := toolgate.Open(t.Context(), toolgate.Options{Config: demo.Config(srv.URL, 1, false), Store: st,
+			gw, err := toolgate.Open(t.Context(), toolgate.Options{Config: refundsConfig(srv.URL, 1, false), Store: st,
 				Clock: clk, Rand: clock.FixedRand(0.5), Logger: slog.New(slog.DiscardHandler), Owner: "me"})
 			if err != nil {
 				t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/validate"
 )
 

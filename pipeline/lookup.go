@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/demo"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -22,7 +21,7 @@ func TestReloadKeepsApprovalsBoundToTheirVersion(t *testing.T) {
 
 	reload := func(mutate func(*config.Config)) string {
 		t.Helper()
-		cfg := demo.Config(b.srv.URL, 1, false)
+		cfg := refundsConfig(b.srv.URL, 1, false)
 		approvalRule(cfg)
 		if mutate != nil {
 			mutate(cfg)

@@ -32,7 +32,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// claimKeysWithVerify is the demo's refund tool as a config that says the
+// claimKeysWithVerify is refundsConfig's refund tool as a config that says the
 // provider honours Idempotency-Key, with a verify read, and a read timeout
 // of 1 s (held requests time out in real time).
 func claimKeysWithVerify(cfg *config.Config) {

@@ -14,7 +14,6 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
-	"github.com/toolgate/toolgate/internal/demo"
 	"github.com/toolgate/toolgate/internal/sim"
 	"github.com/toolgate/toolgate/types"
 )
@@ -42,7 +41,7 @@ type setupOpts struct {
 }
 
 // setup starts the simulated payments provider on 127.0.0.1 and a gateway
-// with the demo's refund tools (memory store, fake clock so backoffs are
+// with the refund tools of refundsConfig (memory store, fake clock so backoffs are
 // instant), and opens a run for customer cust_42.
 func setup(t *testing.T, o setupOpts) *bundle {
 	t.Helper()
@@ -58,7 +57,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	if speed == 0 {
 		speed = 1
 	}
-	cfg := demo.Config(srv.URL, speed, o.honourKeys)
+	cfg := refundsConfig(srv.URL, speed, o.honourKeys)
 	if o.mutate != nil {
 		o.mutate(cfg)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/envelope"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"

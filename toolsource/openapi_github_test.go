@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 	"github.com/toolgate/toolgate/types"
 )
 

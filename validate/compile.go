@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/types"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 // flatSchema uses every keyword the fast path knows.

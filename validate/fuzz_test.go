@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 // FuzzCheck feeds arbitrary bytes as the arguments of every tool: Check

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 // Sentences that end refusals: what the model should do next.

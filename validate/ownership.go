@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/types"
 )
 

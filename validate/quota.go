@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 )
 
 // Quota is one compiled quota of a tool.

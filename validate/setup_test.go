@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/expr"
+	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/types"
 )
 

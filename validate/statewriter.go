@@ -1,6 +1,6 @@
 package validate
 
-import "github.com/toolgate/toolgate/internal/expr"
+import "github.com/toolgate/toolgate/expr"
 
 // readsState decides StateReader once, from the compiled expressions:
 // any rule, lookup or quota expression that uses the variable state.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/toolgate/toolgate/internal/storeurl"
+	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/bench/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
 )
 

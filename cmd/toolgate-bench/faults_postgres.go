@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/bench/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/bench/faultcheck"
 )
 
 // faultsFile is where `toolgate-bench faults --record` keeps the figures of

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/bench/serveproc"
-	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 )
 
 // TestFaultsShortRun runs toolgate-bench faults (with --disk-full as root)

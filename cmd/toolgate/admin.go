@@ -12,10 +12,10 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/sqlite"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // runMigrate is `toolgate migrate`: with --status, which schema migrations

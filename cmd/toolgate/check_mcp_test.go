@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 )
 
 // mcpImportConfig writes a config importing the mcptest fixture at url,

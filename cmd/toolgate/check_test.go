@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/toolgate/toolgate/internal/demo"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/demo"
 )
 
 func runDemo(ctx context.Context, e *env, args []string) error {

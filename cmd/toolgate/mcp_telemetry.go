@@ -10,10 +10,10 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/monitor/tracing"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // mcpTelemetry is what `toolgate mcp` records beside its calls: spans as

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/stats"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // `toolgate mcp` honours telemetry:: with traces: stdout its spans come

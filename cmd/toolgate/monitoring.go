@@ -16,12 +16,12 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute/breaker"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/metrics"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/monitor/tracing"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // monitoring is what `serve` records beside its calls: the store is opened

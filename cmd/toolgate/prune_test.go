@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 

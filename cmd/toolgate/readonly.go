@@ -8,8 +8,8 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // openReadOnly opens the gateway of a config on its store without crash

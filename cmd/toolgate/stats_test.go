@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 

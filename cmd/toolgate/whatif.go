@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/internal/storeurl"
-	"github.com/toolgate/toolgate/internal/whatif"
+	"github.com/toolgate/toolgate/cmd/toolgate/internal/whatif"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 func runWhatif(ctx context.Context, e *env, args []string) error {

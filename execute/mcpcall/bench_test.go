@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/execute/mcpcall"
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 )
 
 // BenchmarkEcho compares a read through toolgate (validation, breaker, row,

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	serverBinary = filepath.Join(dir, "mcptestserver")
-	build := exec.Command("go", "build", "-o", serverBinary, "github.com/toolgate/toolgate/internal/mcptest/mcptestserver")
+	build := exec.Command("go", "build", "-o", serverBinary, "github.com/toolgate/toolgate/internal/testsupport/mcptest/mcptestserver")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building mcptestserver:", err)

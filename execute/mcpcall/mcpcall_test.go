@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/mcptest"
+	"github.com/toolgate/toolgate/internal/testsupport/mcptest"
 	"github.com/toolgate/toolgate/types"
 )
 

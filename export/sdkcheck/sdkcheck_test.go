@@ -22,7 +22,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
-	"github.com/toolgate/toolgate/internal/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 	"github.com/toolgate/toolgate/toolsource/openapi"
 	"github.com/toolgate/toolgate/types"
 )

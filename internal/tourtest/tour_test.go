@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 )
 
 var binary string

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/bench/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
 	"github.com/toolgate/toolgate/types"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/faultcheck"
+	"github.com/toolgate/toolgate/bench/faultcheck"
 	"github.com/toolgate/toolgate/internal/faultproxy"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"

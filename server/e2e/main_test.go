@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/internal/testbin"
+	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 )
 
 // binary is the toolgate binary built once for the whole suite.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolgate/toolgate/internal/storeurl"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"
+	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 

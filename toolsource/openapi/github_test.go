@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/internal/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 )
 
 // githubDescription is GitHub's REST API description from the npm package

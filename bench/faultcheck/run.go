@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/bench/serveproc"
 	"github.com/toolgate/toolgate/internal/faultproxy"
-	"github.com/toolgate/toolgate/internal/storeurl"
+	"github.com/toolgate/toolgate/store/storeurl"
 )
 
 // Options shape one fault run. Zero values are the documented defaults.

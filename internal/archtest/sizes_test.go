@@ -1,4 +1,4 @@
-package sizes
+package archtest
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 )
 
 const (
-	root         = "../.." // the module's directory, from this package's
 	maxFileLines = 500
 	maxFuncLines = 80 // a declaration's first to last line
 )

@@ -35,7 +35,7 @@ const Slack = 2 * time.Second
 // configYAML is the scenario's toolgate.yaml; STORE and PROVIDER are
 // filled in by Config. The breaker's cooldown is short so that calls
 // succeed again within seconds of a fault's end.
-const configYAML = `# toolgate.yaml of a fault run (written by internal/faultcheck).
+const configYAML = `# toolgate.yaml of a fault run (written by bench/faultcheck).
 store: "STORE"
 dependencies:
   payments: {base_url: "PROVIDER", breaker: {threshold: 5, cooldown: 1s}}

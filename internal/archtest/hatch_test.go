@@ -1,4 +1,4 @@
-package layers
+package archtest
 
 import (
 	"go/ast"
