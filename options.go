@@ -10,9 +10,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/pipeline"

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -24,8 +26,28 @@ func load(t *testing.T, dir string, vars map[string]string) (*Config, error) {
 	return Parse(raw, path, env(vars))
 }
 
+// contractYAML is the refunds fixture as the contract's example writes it:
+// a key and a dependency header from the environment, a breaker, timeouts
+// and retries, on a SQLite file beside the config.
+var contractYAML = refunds.Config("http://127.0.0.1:9001",
+	refunds.Add("", `listen: 127.0.0.1:8470
+store: sqlite:toolgate.db
+auth:
+  keys:
+    - {name: support-bot, key: "${TOOLGATE_KEY}"}
+`),
+	refunds.Add("dependencies.payments", `{headers: {Authorization: "Bearer ${PAYMENTS_TOKEN}"}, breaker: {threshold: 5, cooldown: 60s}}`),
+	refunds.Set("tools.get_order.timeout", "{connect: 1s, read: 2s}"),
+	refunds.Add("tools.issue_refund", "{timeout: {connect: 2s, read: 5s}, retry: {max_attempts: 4, base: 1s, cap: 30s}}"),
+	refunds.Delete("tools.issue_refund.verify.result"))
+
+// contractPath is where contractYAML is parsed from: a toolgate.yaml in a
+// folder of its own.
+func contractPath(t *testing.T) string { return filepath.Join(t.TempDir(), "toolgate.yaml") }
+
 func TestLoadContractExample(t *testing.T) {
-	cfg, err := load(t, "refunds", map[string]string{"TOOLGATE_KEY": "0123456789abcdef0123", "PAYMENTS_TOKEN": "tok"})
+	path := contractPath(t)
+	cfg, err := Parse([]byte(contractYAML), path, env(map[string]string{"TOOLGATE_KEY": "0123456789abcdef0123", "PAYMENTS_TOKEN": "tok"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +58,7 @@ func TestLoadContractExample(t *testing.T) {
 	}{
 		{"env expanded in headers", cfg.Dependencies["payments"].Headers["Authorization"], "Bearer tok"},
 		{"env expanded in keys", cfg.Auth.Keys[0].Key, "0123456789abcdef0123"},
-		{"relative sqlite path anchored at the config", cfg.Store, "sqlite:" + filepath.Join("testdata", "refunds", "toolgate.db")},
+		{"relative sqlite path anchored at the config", cfg.Store, "sqlite:" + filepath.Join(filepath.Dir(path), "toolgate.db")},
 		{"read timeout", refund.Timeout.Read.D(), 5 * time.Second},
 		{"connect timeout", refund.Timeout.Connect.D(), 2 * time.Second},
 		{"default read timeout", cfg.Tools["list_refunds"].Timeout.Read.D(), DefaultReadTimeout},
@@ -64,7 +86,7 @@ func TestLoadContractExample(t *testing.T) {
 }
 
 func TestLoadMissingEnvNamesEveryVariable(t *testing.T) {
-	_, err := load(t, "refunds", nil)
+	_, err := Parse([]byte(contractYAML), contractPath(t), env(nil))
 	if err == nil {
 		t.Fatal("want an error for unset variables")
 	}

@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"net/http"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 )
 
 //go:embed assets

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -35,7 +34,7 @@ func TestCheckRequest(t *testing.T) {
 				}
 				return
 			}
-			if f == nil || f.Code != tt.code || f.Kind != KindInvalidRequest || f.Transient || f.Delivered || f.BreakerOutcome() != breaker.Ignore {
+			if f == nil || f.Code != tt.code || f.Kind != KindInvalidRequest || f.Transient || f.Delivered || f.Unhealthy() {
 				t.Fatalf("failure = %+v, want %s, not transient, not delivered", f, tt.code)
 			}
 		})

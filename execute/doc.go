@@ -1,7 +1,7 @@
 // Package execute is stage 2 of the toolgate pipeline: it runs ONE attempt of
 // a call against its dependency and classifies what happened. It never
 // retries (package retry decides that) and never consults the circuit breaker
-// (package execute/breaker, which the pipeline wraps around each attempt).
+// (package breaker, which the pipeline wraps around each attempt).
 //
 // An Executor returns either a *Response (the dependency answered 2xx, or a
 // Go-function tool returned a value) or a *Failure that says three things the

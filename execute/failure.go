@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -124,18 +123,19 @@ func (f *Failure) Error() string {
 // Unwrap returns the underlying error.
 func (f *Failure) Unwrap() error { return f.Err }
 
-// BreakerOutcome is what the failure says about the dependency's health:
-// transient failures and panics count against it (a tool that keeps
-// panicking is unhealthy too); the caller's cancellation, permanent
-// answers (4xx) and requests that could not be built say nothing.
-func (f *Failure) BreakerOutcome() breaker.Outcome {
+// Unhealthy says whether the failure speaks against the dependency's
+// health, for its circuit breaker to count: transient failures and panics
+// do (a tool that keeps panicking is unhealthy too); the caller's
+// cancellation, permanent answers (4xx) and requests that could not be
+// built say nothing.
+func (f *Failure) Unhealthy() bool {
 	switch {
 	case f.Kind == KindCanceled || f.Kind == KindInvalidRequest:
-		return breaker.Ignore
+		return false
 	case f.Transient || f.Kind == KindPanic:
-		return breaker.Failure
+		return true
 	}
-	return breaker.Ignore
+	return false
 }
 
 // statusFailure classifies a non-2xx answer. body is the (bounded) response

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolgate/toolgate/execute/breaker"
 )
 
 func TestKindString(t *testing.T) {
@@ -105,22 +103,22 @@ func TestShortBody(t *testing.T) {
 
 func TestFailureHelpers(t *testing.T) {
 	tests := []struct {
-		name    string
-		failure Failure
-		outcome breaker.Outcome
+		name      string
+		failure   Failure
+		unhealthy bool
 	}{
-		{"transient counts", Failure{Kind: KindReadTimeout, Transient: true, Delivered: true}, breaker.Failure},
-		{"429 counts", Failure{Kind: KindStatus, Status: 429, Transient: true}, breaker.Failure},
-		{"panic counts", Failure{Kind: KindPanic, Delivered: true}, breaker.Failure},
-		{"4xx ignored", Failure{Kind: KindStatus, Status: 404, Delivered: true}, breaker.Ignore},
-		{"cancel ignored", Failure{Kind: KindCanceled, Delivered: true}, breaker.Ignore},
-		{"bad request ignored", Failure{Kind: KindInvalidRequest}, breaker.Ignore},
-		{"tls certificate ignored", Failure{Kind: KindConnectFailed}, breaker.Ignore},
+		{"transient counts", Failure{Kind: KindReadTimeout, Transient: true, Delivered: true}, true},
+		{"429 counts", Failure{Kind: KindStatus, Status: 429, Transient: true}, true},
+		{"panic counts", Failure{Kind: KindPanic, Delivered: true}, true},
+		{"4xx ignored", Failure{Kind: KindStatus, Status: 404, Delivered: true}, false},
+		{"cancel ignored", Failure{Kind: KindCanceled, Delivered: true}, false},
+		{"bad request ignored", Failure{Kind: KindInvalidRequest}, false},
+		{"tls certificate ignored", Failure{Kind: KindConnectFailed}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.failure.BreakerOutcome(); got != tt.outcome {
-				t.Errorf("BreakerOutcome = %v, want %v", got, tt.outcome)
+			if got := tt.failure.Unhealthy(); got != tt.unhealthy {
+				t.Errorf("Unhealthy = %v, want %v", got, tt.unhealthy)
 			}
 		})
 	}

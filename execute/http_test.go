@@ -410,7 +410,7 @@ func TestCallerCancel(t *testing.T) {
 		if !errors.Is(failure, context.Canceled) {
 			t.Errorf("failure does not wrap context.Canceled: %v", failure.Err)
 		}
-		if failure.BreakerOutcome() != 2 { // breaker.Ignore
+		if failure.Unhealthy() {
 			t.Errorf("a caller's cancel counts against the dependency")
 		}
 	})

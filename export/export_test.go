@@ -7,47 +7,34 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 )
 
+// exportYAML is the refunds fixture's get_order with an output schema, an
+// idempotent set_address, and issue_refund with an amount's maximum beyond
+// 2^53 and a verify read through get_order.
+var exportYAML = refunds.Config("http://127.0.0.1:9001", refunds.Delete("store"),
+	refunds.Set("tools.get_order.output_schema", "{type: object, properties: {customer_id: {type: string}}}"),
+	refunds.Delete("tools.list_refunds", "tools.issue_refund.effect", "tools.issue_refund.idempotency", "tools.issue_refund.rules",
+		"tools.issue_refund.owner", "tools.issue_refund.state"),
+	refunds.Set("tools.issue_refund.input_schema.properties.amount_paise.maximum", "9007199254740993"),
+	refunds.Set("tools.issue_refund.verify", `{lookup: get_order, args: {order_id: "args.order_id"}, found: "true"}`),
+	refunds.Add("tools", `set_address:
+  description: Set the delivery address.
+  dependency: payments
+  request: {method: PUT, path: "/orders/{order_id}/address"}
+  effect: idempotent
+  input_schema:
+    type: object
+    required: [order_id, city]
+    properties: {order_id: {type: string}, city: {type: string, minLength: 1}}
+    additionalProperties: false
+`))
+
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse([]byte(`
-dependencies:
-  payments: {base_url: "http://127.0.0.1:9001"}
-tools:
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
-    output_schema: {type: object, properties: {customer_id: {type: string}}}
-  set_address:
-    description: Set the delivery address.
-    dependency: payments
-    request: {method: PUT, path: "/orders/{order_id}/address"}
-    effect: idempotent
-    input_schema:
-      type: object
-      required: [order_id, city]
-      properties: {order_id: {type: string}, city: {type: string, minLength: 1}}
-      additionalProperties: false
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1, maximum: 9007199254740993}
-        reason: {type: string}
-      additionalProperties: false
-    verify: {lookup: get_order, args: {order_id: "args.order_id"}, found: "true"}
-`), "toolgate.yaml", func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(exportYAML), "toolgate.yaml", func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )
@@ -15,18 +16,18 @@ import (
 // catalogueKeys gives support-bot a list and adds two keys: reader (a
 // list, no principal) and cust-7 (a pinned principal without
 // refunds:write, no list).
-var catalogueKeys = []string{
-	"      principal: {id: cust_42", `      tools: ["get_order", "issue_refund"]
-      principal: {id: cust_42`,
-	"\ndependencies:", `
-    - name: reader
-      key: test-key-reader-0001
-      tools: ["get_*", "list_*"]
-    - name: cust-7
-      key: test-key-cust-7-0001
-      principal: {id: cust_7}
-dependencies:`,
-}
+var catalogueKeys = []refunds.Option{refunds.Set("auth.keys", `
+- name: support-bot
+  key: `+supportKey+`
+  tools: ["get_order", "issue_refund"]
+  principal: {id: cust_42, permissions: ["refunds:write"], limits: {max_refund_paise: 500000}}
+- name: reader
+  key: test-key-reader-0001
+  tools: ["get_*", "list_*"]
+- name: cust-7
+  key: test-key-cust-7-0001
+  principal: {id: cust_7}
+`)}
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()

@@ -10,19 +10,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )
 
 // twoKeys adds two keys to the refunds config: billing (no principal)
 // and support-2 (the same principal as support-bot).
-var twoKeys = []string{"\ndependencies:", `
-    - name: billing
-      key: test-key-billing
-    - name: support-2
-      key: test-key-support-2
-      principal: {id: cust_42, permissions: ["refunds:write"]}
-dependencies:`}
+var twoKeys = []refunds.Option{refunds.Append("auth.keys", `
+- name: billing
+  key: test-key-billing
+- name: support-2
+  key: test-key-support-2
+  principal: {id: cust_42, permissions: ["refunds:write"]}
+`)}
 
 func TestHTTPNeedsAKey(t *testing.T) {
 	t.Parallel()
@@ -122,9 +123,7 @@ func TestHTTPSessionBelongsToItsKey(t *testing.T) {
 func TestHTTPDevModePrincipal(t *testing.T) {
 	t.Parallel()
 	_, url := provider(t)
-	noKeys := []string{"  keys:\n    - name: support-bot\n      key: test-key-support-bot\n", "  keys:\n"}
-	text := configText(t, url, noKeys...)
-	text = text[:strings.Index(text, "      principal:")] + text[strings.Index(text, "dependencies:"):]
+	text := configText(t, url, refunds.Delete("auth"))
 	gw := gateway(t, text)
 	_, endpoint := httpEndpoint(t, gw, mcpserver.Options{})
 	cs := connectHTTP(t, endpoint, "")

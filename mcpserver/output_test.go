@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )
@@ -23,9 +24,8 @@ import (
 func TestAnswerNotMatchingOutputSchemaThroughTheSDKClient(t *testing.T) {
 	t.Parallel()
 	p, url := provider(t)
-	gw := gateway(t, configText(t, url, `      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"`,
-		`      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
-    output_schema: {type: object, required: [refund_id], properties: {refund_id: {type: integer}}}`))
+	gw := gateway(t, configText(t, url,
+		refunds.Set("tools.issue_refund.output_schema", "{type: object, required: [refund_id], properties: {refund_id: {type: integer}}}")))
 	_, endpoint := httpEndpoint(t, gw, mcpserver.Options{})
 	cs := connectHTTP(t, endpoint, supportKey)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
 )
@@ -21,7 +22,7 @@ func TestReloadedToolsOverMCP(t *testing.T) {
 	_, endpoint := httpEndpoint(t, gw, mcpserver.Options{})
 	cs := connectHTTP(t, endpoint, supportKey)
 
-	next, err := config.Parse([]byte(configText(t, url, "  set_refund_note:", "  set_order_note:")), "", func(string) (string, bool) { return "", false })
+	next, err := config.Parse([]byte(configText(t, url, refunds.Rename("tools.set_refund_note", "set_order_note"))), "", func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/internal/testsupport/testbin"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/types"
@@ -45,22 +47,33 @@ func provider(t *testing.T) (*sim.Payments, string) {
 	return p, srv.URL
 }
 
-// configText is testdata/refunds.yaml against the provider at url, edited
-// by the replacements (old, new, ...).
-func configText(t *testing.T, url string, replacements ...string) string {
+// refundsOptions make the refunds fixture the MCP tests' config: a memory
+// store, support-bot's key pinned to cust_42, get_order with an output
+// schema, an idempotent set_refund_note, and issue_refund with its
+// operation key (not sent as a header), owner check and verify read.
+var refundsOptions = []refunds.Option{
+	refunds.Add("", `auth:
+  keys:
+    - name: support-bot
+      key: `+supportKey+`
+      principal: {id: cust_42, permissions: ["refunds:write"], limits: {max_refund_paise: 500000}}
+`),
+	refunds.Set("tools.get_order.output_schema", "{type: object, properties: {order_id: {type: string}, customer_id: {type: string}, amount_paise: {type: integer}}}"),
+	refunds.Add("tools", `set_refund_note:
+  description: Set the note on an order's refunds (replaces any note).
+  dependency: payments
+  request: {method: PUT, path: "/orders/{order_id}/note"}
+  effect: idempotent
+  input_schema: {type: object, required: [order_id, note], properties: {order_id: {type: string}, note: {type: string}}}
+`),
+	refunds.Delete("tools.issue_refund.idempotency.header", "tools.issue_refund.rules", "tools.issue_refund.state"),
+}
+
+// configText is the MCP tests' config (refundsOptions) against the
+// provider at url, changed by opts.
+func configText(t *testing.T, url string, opts ...refunds.Option) string {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/refunds.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.ReplaceAll(string(raw), "PAYMENTS_URL", url)
-	for i := 0; i+1 < len(replacements); i += 2 {
-		if !strings.Contains(text, replacements[i]) {
-			t.Fatalf("config has no %q to replace", replacements[i])
-		}
-		text = strings.ReplaceAll(text, replacements[i], replacements[i+1])
-	}
-	return text
+	return refunds.Config(url, append(slices.Clip(refundsOptions), opts...)...)
 }
 
 // writeConfig writes a config file into a fresh directory.

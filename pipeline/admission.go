@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -85,7 +84,7 @@ func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 // may be repeated once the store is back.
 func (p *Pipeline) storeUnavailable(f *flight, msg string) *types.Result {
 	f.wait = storeRetryAfter
-	return envelope.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
+	return types.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
 }
 
 // admitCtx bounds the admission of f by the call's deadline, its start
@@ -100,7 +99,7 @@ func (p *Pipeline) admitCtx(ctx context.Context, f *flight) (context.Context, co
 
 // exhausted answers a call refused for the run's step budget.
 func (p *Pipeline) exhausted(f *flight) *types.Result {
-	return envelope.Fail(types.CodeStepBudgetExhausted,
+	return types.Fail(types.CodeStepBudgetExhausted,
 		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", f.run.MaxSteps), types.Meta{})
 }
 

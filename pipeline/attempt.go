@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
@@ -155,9 +154,19 @@ func (p *Pipeline) send(ctx context.Context, br *breaker.Breaker, ticket breaker
 	p.recordAttempt(spec.Name, purpose)
 	health = breaker.Success
 	if fail != nil {
-		health = fail.BreakerOutcome()
+		health = breakerOutcome(fail)
 	}
 	return resp, fail
+}
+
+// breakerOutcome is what an attempt's failure counts for in its
+// dependency's breaker: a failure when it speaks against the dependency's
+// health, nothing otherwise (the caller's cancellation, a 4xx).
+func breakerOutcome(f *execute.Failure) breaker.Outcome {
+	if f.Unhealthy() {
+		return breaker.Failure
+	}
+	return breaker.Ignore
 }
 
 // retryFailure is what package retry needs to know about an attempt's
@@ -174,9 +183,9 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
-			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})
+			return types.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", out.open.Dependency, out.open.Failures), types.Meta{})
 		}
-		return envelope.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
+		return types.Fail(types.CodeInternalError, "no attempt was made", types.Meta{})
 	}
 	fail := out.fail
 	f.failure = fail
@@ -197,7 +206,7 @@ func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	case (code == types.CodeTimeoutUnknownOutcome) && f.spec.Effect.SafeToRepeat():
 		code = types.CodeTimeout
 	}
-	res := envelope.Fail(code, msg, types.Meta{})
+	res := types.Fail(code, msg, types.Meta{})
 	if out.open != nil && f.wait == 0 {
 		f.wait = out.open.RetryIn
 	}

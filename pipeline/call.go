@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -114,7 +113,7 @@ func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 func (p *Pipeline) recoverRun(f *flight, res **types.Result) {
 	if v := recover(); v != nil {
 		p.log.Error("panic in pipeline", "tool", f.call.Tool, "run", f.call.RunID, "panic", fmt.Sprint(v))
-		*res = envelope.Panic(v, types.Meta{})
+		*res = types.Panic(v, types.Meta{})
 		f.delivered = f.attempts > 0
 	}
 }
@@ -124,7 +123,7 @@ func (p *Pipeline) recoverRun(f *flight, res **types.Result) {
 // execute.
 func (p *Pipeline) beginWrite(ctx context.Context, f *flight) *types.Result {
 	if f.expectKey != "" && f.expectKey != f.key {
-		return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
+		return types.Fail(types.CodeUnknownOutcome, fmt.Sprintf("the operation key derived today (%s) is not the recorded one (%s): the tool's idempotency.key changed. Nothing was sent; settle this operation by hand", f.key, f.expectKey), types.Meta{})
 	}
 	if f.admission == limited || f.spec.Effect != types.EffectWrite {
 		return nil
@@ -143,7 +142,7 @@ func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 		if out.resent || f.resent {
 			p.checkResent(ctx, f, out.resp.Data)
 		}
-		res := envelope.OK(out.resp.Data, types.Meta{})
+		res := types.OK(out.resp.Data, types.Meta{})
 		res.Content = out.resp.Content
 		return res
 	}
@@ -171,5 +170,5 @@ func (p *Pipeline) stillUnknown(ctx context.Context, f *flight, res *types.Resul
 	f.delivered = true
 	msg := fmt.Sprintf("an earlier attempt of operation %s may have been carried out, and sending it again failed before it reached %s (%s: %s)",
 		f.key, f.spec.Dependency, res.Code(), res.Error.Message)
-	return p.unknownOutcome(ctx, f, envelope.Fail(types.CodeUnknownOutcome, msg, types.Meta{}))
+	return p.unknownOutcome(ctx, f, types.Fail(types.CodeUnknownOutcome, msg, types.Meta{}))
 }

@@ -27,10 +27,11 @@
 //	                                 failure's answer
 //	                   lookup.go     unknownOutcome, settleByVerify: a write
 //	                                 whose outcome is unknown, by its verify read
-//	4  normalise       finish.go     normalise: one result shape (envelope),
-//	                                 whatever happened
+//	4  normalise       finish.go     normalise: one result shape (types.Result),
+//	                                 whatever happened; its side effect
+//	                                 (normalise)
 //	5  feedback        finish.go     feedback: the observation, meta.next,
-//	                                 what was left out (observe)
+//	                                 what was left out (feedback)
 //	6  monitor         commit.go     row: one execution row per call (monitor);
 //	                                 the sinks see it once committed
 //	7  update state    commit.go     stateUpdate computes the pure update

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/observe"
+	"github.com/toolgate/toolgate/feedback"
+	"github.com/toolgate/toolgate/normalise"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -101,7 +101,7 @@ func (p *Pipeline) normalise(f *flight, res *types.Result, finished time.Time) (
 			res.Error = &types.Error{Code: types.CodeInvalidOutput, Message: "the answer of " + f.call.Tool + " does not match its output_schema: " + err.Error()}
 		}
 	}
-	envelope.Settle(res, effect, f.delivered)
+	normalise.Settle(res, effect, f.delivered)
 	m.ElapsedMS = finished.Sub(f.started).Milliseconds()
 	return rejected
 }
@@ -112,7 +112,7 @@ func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessa
 	if f.execNote != "" {
 		note = strings.TrimSpace(f.execNote + " " + note)
 	}
-	facts := &observe.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
+	facts := &feedback.Facts{RetryAfter: f.wait, RuleNext: f.ruleNext, DataDepth: f.dataDepth, Answer: rejected, Note: note,
 		Verified: res.Meta.Verified && !res.Meta.Replayed, // settled by this call's verify read
 		Doubt:    f.doubt, Unrecorded: f.unrecorded}
 	if fail := f.failure; fail != nil {
@@ -138,7 +138,7 @@ func (p *Pipeline) feedback(f *flight, res *types.Result, rejected json.RawMessa
 			facts.ReadTools = readToolsLike(f.cfg.tools, spec, &f.run.Principal)
 		}
 	}
-	observe.Annotate(res, facts)
+	feedback.Annotate(res, facts)
 }
 
 // completedAt is when a replayed operation first completed.
@@ -160,7 +160,7 @@ func completedAt(op *types.Operation) time.Time {
 func (p *Pipeline) unrecorded(f *flight, res *types.Result, finished time.Time) (*types.Result, *kept) {
 	sideEffect := res.Meta.SideEffect
 	if !res.Meta.Replayed && (sideEffect == types.SideEffectCommitted || sideEffect == types.SideEffectUnknown) {
-		res = envelope.Fail(types.CodeUnknownOutcome, "toolgate could not record the outcome of this call: its database did not answer in time", types.Meta{})
+		res = types.Fail(types.CodeUnknownOutcome, "toolgate could not record the outcome of this call: its database did not answer in time", types.Meta{})
 		f.delivered = true
 		if f.settled && f.opStatus != "" {
 			f.opStatus = types.OpUnknown

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
@@ -20,7 +19,7 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 	if c, ok := f.cfg.validator.Tool(f.call.Tool); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
 		st, err := state.Decode(f.run.State)
 		if err != nil {
-			return nil, envelope.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
+			return nil, types.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
 		}
 		f.state = st
 	}
@@ -74,7 +73,7 @@ func (p *Pipeline) refused(f *flight, r *validate.Refusal) *types.Result {
 	if r.Rule >= 0 {
 		f.ruleNext = ruleNext(r)
 	}
-	return envelope.Fail(r.Code, r.Message, types.Meta{})
+	return types.Fail(r.Code, r.Message, types.Meta{})
 }
 
 func ruleNext(r *validate.Refusal) types.Next {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -34,7 +33,7 @@ func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.R
 		case began && f.expectKey != "":
 			// Settling only: the operation is gone, so nothing may be sent.
 			f.settle("")
-			return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("operation %s is no longer in the ledger; nothing was sent", f.key), types.Meta{})
+			return types.Fail(types.CodeUnknownOutcome, fmt.Sprintf("operation %s is no longer in the ledger; nothing was sent", f.key), types.Meta{})
 		case began:
 			return nil
 		}
@@ -101,7 +100,7 @@ func (p *Pipeline) existing(ctx context.Context, f *flight, op *types.Operation)
 	switch {
 	case err != nil:
 		f.wait = time.Second
-		return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
+		return types.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
 	case done != nil && done.ArgsHash == f.checked.ArgsHash && done.Status == types.OpCompleted:
 		return p.replay(f, done), false
 	}
@@ -142,16 +141,16 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
 	var stored types.Result
 	if err := json.Unmarshal(op.Result, &stored); err != nil {
-		return envelope.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
+		return types.Fail(types.CodeInternalError, "the stored result of this operation could not be read; it was done once already, so do not repeat it. Escalate.", types.Meta{})
 	}
 	at := completedAt(op)
 	meta := types.Meta{Replayed: true, CompletedAt: &at}
 	if stored.OK {
-		res := envelope.OK(stored.Data, meta)
+		res := types.OK(stored.Data, meta)
 		res.Meta.Verified = stored.Meta.Verified
 		return res
 	}
-	return envelope.Fail(stored.Error.Code, stored.Error.Message, meta)
+	return types.Fail(stored.Error.Code, stored.Error.Message, meta)
 }
 
 // await waits for another call's started operation to end. It returns the
@@ -239,7 +238,7 @@ func argsConflict(f *flight, op *types.Operation) *types.Result {
 	if op.ArgsHash == f.checked.ArgsHash {
 		return nil
 	}
-	return envelope.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
+	return types.Fail(types.CodeIdempotencyConflict, fmt.Sprintf(
 		"operation %s already exists with different arguments (for example another reason or amount). If this is a new action, it needs arguments that make a new operation; if it is the same action, repeat it with the original arguments",
 		f.key), types.Meta{})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
@@ -127,7 +126,7 @@ func (p *Pipeline) unknownOutcome(ctx context.Context, f *flight, res *types.Res
 func (p *Pipeline) verifyUnknown(ctx context.Context, f *flight, op *types.Operation) *types.Result {
 	f.delivered = true
 	if f.spec.Verify == nil {
-		return envelope.Fail(types.CodeUnknownOutcome, fmt.Sprintf("an earlier attempt of operation %s may or may not have been carried out, and toolgate will not send it again without a verify read", op.Key), types.Meta{})
+		return types.Fail(types.CodeUnknownOutcome, fmt.Sprintf("an earlier attempt of operation %s may or may not have been carried out, and toolgate will not send it again without a verify read", op.Key), types.Meta{})
 	}
 	return p.settleByVerify(ctx, f, fmt.Sprintf("an earlier attempt of operation %s ended without a clear answer", op.Key))
 }
@@ -136,11 +135,11 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 	found, data, why := p.verify(ctx, f)
 	if f.fence != nil && !p.fencer.Holds(*f.fence) {
 		// The claim may be another process's by now: settle nothing.
-		return envelope.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
+		return types.Fail(types.CodeUnknownOutcome, what+"; toolgate lost its connection to the shared database while checking, so it settled nothing. Repeat the call to check again.", types.Meta{})
 	}
 	if found {
 		f.settle(types.OpCompleted)
-		res := envelope.OK(data, types.Meta{Verified: true})
+		res := types.OK(data, types.Meta{Verified: true})
 		return res
 	}
 	f.settle(types.OpUnknown)
@@ -148,5 +147,5 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 	if why != "" {
 		what += "; " + why
 	}
-	return envelope.Fail(types.CodeUnknownOutcome, what, types.Meta{})
+	return types.Fail(types.CodeUnknownOutcome, what, types.Meta{})
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -169,7 +168,7 @@ func (p *Pipeline) flushKey(ctx context.Context, key string) *types.Result {
 		select {
 		case <-k.done:
 		case <-ctx.Done():
-			return envelope.Fail(types.CodeStoreUnavailable, "an earlier call of this operation is not recorded yet, because toolgate's database did not answer; nothing was sent", types.Meta{})
+			return types.Fail(types.CodeStoreUnavailable, "an earlier call of this operation is not recorded yet, because toolgate's database did not answer; nothing was sent", types.Meta{})
 		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/monitor"

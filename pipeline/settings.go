@@ -1,8 +1,8 @@
 package pipeline
 
 import (
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/retry"
 )
 

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/retry"
 )
 

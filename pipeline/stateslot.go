@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
 	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -138,7 +137,7 @@ func (p *Pipeline) repeat(ctx context.Context, f *flight, op *types.Operation) (
 		switch {
 		case err != nil:
 			f.wait = time.Second
-			return envelope.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
+			return types.Fail(types.CodeDuplicateInFlight, fmt.Sprintf("operation %s is being executed by another call and did not finish within this call's deadline", f.key), types.Meta{}), false
 		case next == nil:
 			return nil, true
 		}
@@ -213,7 +212,7 @@ func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
 	case f.key != key:
 		// The key is derived from the arguments and the run, never the
 		// state: it cannot change. Refuse rather than run under another.
-		return envelope.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
+		return types.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
 	}
 	return nil
 }
@@ -235,7 +234,7 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 	busy := func() *types.Result {
 		f.answeredUnadmitted()
 		f.wait = time.Second
-		return envelope.Fail(types.CodeRunBusy, fmt.Sprintf(
+		return types.Fail(types.CodeRunBusy, fmt.Sprintf(
 			"another call of run %s that reads or changes its state was still running when this call had to give up waiting", f.run.ID), types.Meta{})
 	}
 	if budget <= 0 {
@@ -307,7 +306,7 @@ func (p *Pipeline) quotaExceeded(f *flight, d *store.QuotaDenial) *types.Result 
 		f.wait = wait
 		msg += fmt.Sprintf(" Enough frees at %s (in %s).", d.FreesAt.UTC().Format(time.RFC3339), wait.Round(time.Second))
 	}
-	return envelope.Fail(types.CodeQuotaExceeded, msg, types.Meta{})
+	return types.Fail(types.CodeQuotaExceeded, msg, types.Meta{})
 }
 
 func quotaWindow(f *flight, name string) time.Duration {

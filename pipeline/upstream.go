@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/envelope"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/feedback"
 	"github.com/toolgate/toolgate/monitor"
-	"github.com/toolgate/toolgate/observe"
+	"github.com/toolgate/toolgate/normalise"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -54,15 +54,15 @@ func (p *Pipeline) Read(ctx context.Context, r *Read) (*types.Result, error) {
 	started := p.clock.Now()
 	ctx = context.WithoutCancel(ctx) // recorded even when the client goes
 	if run.MaxSteps > 0 && run.Step >= run.MaxSteps {
-		res := envelope.Fail(types.CodeStepBudgetExhausted,
+		res := types.Fail(types.CodeStepBudgetExhausted,
 			fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", run.MaxSteps), types.Meta{})
 		return res, p.recordRead(ctx, r, call, res, started, false)
 	}
 	res, delivered := p.readOnce(ctx, r)
-	envelope.Settle(res, types.EffectRead, delivered)
+	normalise.Settle(res, types.EffectRead, delivered)
 	err = p.recordRead(ctx, r, call, res, started, true)
 	if errors.Is(err, store.ErrStepBudget) {
-		res = envelope.Fail(types.CodeStepBudgetExhausted,
+		res = types.Fail(types.CodeStepBudgetExhausted,
 			fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", run.MaxSteps), types.Meta{})
 		err = p.recordRead(ctx, r, call, res, started, false)
 	}
@@ -81,9 +81,9 @@ func (p *Pipeline) readOnce(ctx context.Context, r *Read) (*types.Result, bool) 
 	if err != nil {
 		var open *breaker.OpenError
 		if errors.As(err, &open) {
-			return envelope.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", open.Dependency, open.Failures), types.Meta{}), false
+			return types.Fail(types.CodeCircuitOpen, fmt.Sprintf("%s has failed %d times in a row and is temporarily unavailable; toolgate sent nothing", open.Dependency, open.Failures), types.Meta{}), false
 		}
-		return envelope.Fail(types.CodeCircuitOpen, err.Error(), types.Meta{}), false
+		return types.Fail(types.CodeCircuitOpen, err.Error(), types.Meta{}), false
 	}
 	health := breaker.Failure // unless Do returns
 	defer func() { br.Done(ticket, health) }()
@@ -91,11 +91,11 @@ func (p *Pipeline) readOnce(ctx context.Context, r *Read) (*types.Result, bool) 
 	defer cancel()
 	data, fail := r.Do(rctx)
 	if fail != nil {
-		health = fail.BreakerOutcome()
-		return envelope.Fail(fail.Code, fail.Message, types.Meta{}), fail.Delivered
+		health = breakerOutcome(fail)
+		return types.Fail(fail.Code, fail.Message, types.Meta{}), fail.Delivered
 	}
 	health = breaker.Success
-	return envelope.OK(data, types.Meta{}), true
+	return types.OK(data, types.Meta{}), true
 }
 
 // recordRead completes res (meta, observation) and commits its row,
@@ -105,7 +105,7 @@ func (p *Pipeline) recordRead(ctx context.Context, r *Read, call *types.Call, re
 	m := &res.Meta
 	m.RunID, m.Tool, m.CallID, m.Dependency, m.Attempts = r.RunID, r.Name, call.CallID, r.Dependency, 1
 	m.ElapsedMS = finished.Sub(started).Milliseconds()
-	observe.Annotate(res, &observe.Facts{Effect: types.EffectRead, Dependency: r.Dependency, ReadTimeout: r.Timeout})
+	feedback.Annotate(res, &feedback.Facts{Effect: types.EffectRead, Dependency: r.Dependency, ReadTimeout: r.Timeout})
 	row, stepAt, err := monitor.Row(&monitor.Facts{Call: call, Result: res, Dependency: r.Dependency,
 		Started: started, Finished: finished})
 	if err != nil {

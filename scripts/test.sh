@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: every test of the module with the race detector.
 #
-# The end-to-end packages (server/e2e: the real binary, the crash test, the
+# The end-to-end packages (e2e: the real binary, the crash test, the
 # replicas; bench/soak: the fault-injection soak) print counts that a reader
 # of the build log wants to see: they run with -v, and their log is shown
 # without the per-test chatter (whole when anything fails). Everything else
@@ -10,10 +10,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 loud=()
-for p in ./server/e2e ./bench/soak; do
+for p in ./e2e ./bench/soak; do
 	[[ -d $p ]] && loud+=("$p")
 done
-mapfile -t quiet < <($GO list ./... | grep -v -e '/server/e2e$' -e '/bench/soak$')
+mapfile -t quiet < <($GO list ./... | grep -v -e '^github.com/toolgate/toolgate/e2e$' -e '/bench/soak$')
 
 $GO test -race -count=1 -timeout 20m "${quiet[@]}"
 status=$?

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"

@@ -2,7 +2,9 @@ package types
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Result is the one envelope every call returns, on every path: success,
@@ -26,6 +28,50 @@ func (r *Result) Code() Code {
 		return CodeOK
 	}
 	return r.Error.Code
+}
+
+// The constructors of a Result, one per way a call ends; stage 4 of the
+// pipeline (package normalise) then settles what the result says of the
+// world (meta.side_effect).
+
+var null = json.RawMessage("null")
+
+// OK returns a successful result carrying data.
+func OK(data json.RawMessage, meta Meta) *Result {
+	if len(data) == 0 {
+		data = null
+	}
+	return &Result{OK: true, Data: data, Meta: meta}
+}
+
+// Fail returns a failed result with the given code and message.
+func Fail(code Code, message string, meta Meta) *Result {
+	return &Result{OK: false, Data: null, Error: NewError(code, message), Meta: meta}
+}
+
+// Panic returns the internal_error result for a recovered panic. The value
+// is named by its type only: never a stack trace or a message that may hold
+// secrets.
+func Panic(v any, meta Meta) *Result {
+	return Fail(CodeInternalError, fmt.Sprintf("toolgate failed while handling this call (%T). It has been logged; do not retry the same call, escalate.", v), meta)
+}
+
+// Data makes valid JSON of a dependency's answer: JSON passes through, an
+// empty body is null, anything else (a bare string, HTML, bytes) becomes a
+// JSON string, so the envelope is always valid JSON.
+func Data(body []byte) json.RawMessage {
+	if len(body) == 0 {
+		return null
+	}
+	if json.Valid(body) {
+		return json.RawMessage(body)
+	}
+	s := string(body)
+	if !utf8.ValidString(s) {
+		s = fmt.Sprintf("<%d bytes of binary data>", len(body))
+	}
+	b, _ := json.Marshal(s)
+	return b
 }
 
 // Error is the error part of a Result.

@@ -12,40 +12,23 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/server"
 	"github.com/toolgate/toolgate/types"
 )
 
-// cliYAML is a refunds config on a SQLite store for the command tests;
-// PROVIDER is replaced by the simulated provider's URL.
-const cliYAML = `store: sqlite:toolgate.db
-dependencies:
-  payments: {base_url: "PROVIDER"}
-tools:
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}
-    retry: {max_attempts: 1}
-  issue_refund:
-    description: Refund part or all of an order to the customer.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: refunds:write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}
-    state:
-      refunded_paise: "state.refunded_paise + args.amount_paise"
-`
+// cliOptions make the refunds fixture the command tests' config: a SQLite
+// store, get_order and issue_refund with its permission, key and state.
+var cliOptions = []refunds.Option{
+	refunds.Set("store", "sqlite:toolgate.db"),
+	refunds.Delete("tools.list_refunds", "tools.issue_refund.input_schema.properties.reason", "tools.issue_refund.rules",
+		"tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state.refund_id"),
+	refunds.Set("tools.get_order.retry", "{max_attempts: 1}"),
+}
+
+// cliYAML is the command tests' config; PROVIDER is replaced by the
+// simulated provider's URL.
+var cliYAML = refunds.Config("PROVIDER", cliOptions...)
 
 // cliSetup starts the simulated provider and writes the config; it returns
 // the config's path.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,38 +12,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
-const mcpConfigYAML = `store: memory
-auth:
-  keys:
-    - name: support-bot
-      key: mcp-test-key-0123456
-      principal: {id: cust_42, permissions: ["refunds:write"]}
-dependencies:
-  payments: {base_url: "PAYMENTS_URL"}
-tools:
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-`
-
-// mcpConfig writes the config against a fresh provider, with extra YAML
-// inserted before dependencies: (more keys).
+// mcpConfig writes the refunds fixture's get_order alone against a fresh
+// provider, for a key whose principal is cust_42 and extraKeys (more
+// auth.keys entries).
 func mcpConfig(t *testing.T, extraKeys string) string {
 	t.Helper()
 	p := httptest.NewServer(sim.NewPayments(sim.Order{OrderID: "ORD-4471", CustomerID: "cust_42", AmountPaise: 500000}))
 	t.Cleanup(p.Close)
-	text := strings.ReplaceAll(mcpConfigYAML, "PAYMENTS_URL", p.URL)
-	text = strings.Replace(text, "dependencies:", extraKeys+"dependencies:", 1)
-	path := filepath.Join(t.TempDir(), "toolgate.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return refunds.WriteFile(t, p.URL,
+		refunds.Add("", `auth:
+  keys:
+    - name: support-bot
+      key: mcp-test-key-0123456
+      principal: {id: cust_42, permissions: ["refunds:write"]}
+`+extraKeys),
+		refunds.Delete("tools.list_refunds", "tools.issue_refund", "tools.get_order.input_schema.additionalProperties"))
 }
 
 // syncBuffer is a strings.Builder safe for a command's concurrent writes.

@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/monitor/metrics"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/monitor/tracing"

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
 // Commands that use no secret run with the config's ${VARS} unset; a
@@ -16,9 +18,9 @@ func TestReadOnlyCommandsNeedNoSecrets(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "toolgate.yaml")
-	yaml := strings.Replace(cliYAML, `payments: {base_url: "PROVIDER"}`,
-		`payments: {base_url: "http://127.0.0.1:9", headers: {Authorization: "Bearer ${TOOLGATE_TEST_UNSET_TOKEN}"}}`, 1)
-	yaml = "auth:\n  keys:\n    - {name: agent, key: \"${TOOLGATE_TEST_UNSET_KEY}\"}\n" + yaml
+	yaml := refunds.Config("http://127.0.0.1:9", append(cliOptions,
+		refunds.Set("dependencies.payments.headers", `{Authorization: "Bearer ${TOOLGATE_TEST_UNSET_TOKEN}"}`),
+		refunds.Set("auth.keys", `[{name: agent, key: "${TOOLGATE_TEST_UNSET_KEY}"}]`))...)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -7,53 +7,42 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 
-const refundsYAML = `store: sqlite:tg.db
-dependencies:
-  payments: {base_url: "${PAYMENTS_URL}"}
-tools:
-  list_refunds:
-    description: List the refunds of one order.
-    dependency: payments
-    request: {method: GET, path: "/orders/{order_id}/refunds"}
-    effect: read
-    input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}}
-  issue_refund:
-    description: Refund part or all of an order.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-      additionalProperties: false
-    idempotency: {key: "refund:{order_id}:{amount_paise}:{run_id}"}
-    verify:
-      lookup: list_refunds
-      args: {order_id: "args.order_id"}
-      found: "result.refunds.exists(r, r.amount_paise == args.amount_paise)"
-      result: "result.refunds.filter(r, r.amount_paise == args.amount_paise)[0]"
-    state:
-      refund_id: result.refund_id
-`
+// refundsOptions make the refunds fixture these commands' config: a
+// verify read and no owner check or rules, on a SQLite store, the provider
+// at ${PAYMENTS_URL}.
+var refundsOptions = []refunds.Option{
+	refunds.Set("store", "sqlite:tg.db"),
+	refunds.Delete("tools.get_order", "tools.issue_refund.permission", "tools.issue_refund.input_schema.properties.reason",
+		"tools.issue_refund.input_schema.properties.order_id.pattern", "tools.issue_refund.idempotency.header",
+		"tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.state.refunded_paise"),
+}
 
-// writeConfig writes the refunds config next to a fresh SQLite file, with
-// the provider's URL.
-func writeConfig(t *testing.T, providerURL string) string {
+// writeConfig writes the refunds config, changed by opts, next to a fresh
+// SQLite file, with the provider's URL.
+func writeConfig(t *testing.T, providerURL string, opts ...refunds.Option) string {
 	t.Helper()
-	dir := t.TempDir()
 	t.Setenv("PAYMENTS_URL", providerURL)
-	path := filepath.Join(dir, "toolgate.yaml")
-	if err := os.WriteFile(path, []byte(refundsYAML), 0o600); err != nil {
+	return writeConfigAs(t, filepath.Join(t.TempDir(), "toolgate.yaml"), opts...)
+}
+
+// writeConfigAs writes the refunds config, changed by opts, at path: beside
+// writeConfig's, a second config on the same store and provider.
+func writeConfigAs(t *testing.T, path string, opts ...refunds.Option) string {
+	t.Helper()
+	text := refunds.Config("${PAYMENTS_URL}", append(slices.Clip(refundsOptions), opts...)...)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -12,28 +12,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/monitor/stats"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/storeurl"
 	"github.com/toolgate/toolgate/types"
 )
 
-const statsYAML = `store: sqlite:tg.db
-dependencies:
-  payments: {base_url: "http://127.0.0.1:1"}
-tools:
-  issue_refund:
-    description: Refund an order.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    timeout: {read: 5s}
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    effect: read
-    request: {method: GET, path: /orders}
-    timeout: {read: 2s}
-`
+// statsYAML gives the refunds fixture's tools the read timeouts the
+// reports compare with: issue_refund 5s, get_order 2s.
+var statsYAML = refunds.Config("http://127.0.0.1:1",
+	refunds.Set("store", "sqlite:tg.db"),
+	refunds.Delete("tools.list_refunds", "tools.issue_refund.verify"),
+	refunds.Set("tools.issue_refund.timeout", "{read: 5s}"),
+	refunds.Set("tools.get_order.timeout", "{read: 2s}"))
 
 // statsSetup writes a config whose SQLite store is in a temporary folder
 // and returns its path and the store's URL.

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
 // Recorded refunds of one customer over two runs, re-judged under a new
@@ -23,11 +23,8 @@ func TestWhatifQuota(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	cfgPath := writeConfig(t, srv.URL)
-	old, _ := os.ReadFile(cfgPath)
-	newPath := filepath.Join(filepath.Dir(cfgPath), "toolgate.new.yaml")
-	withQuota := bytes.Replace(old, []byte("    idempotency:"), []byte(
-		"    quotas:\n      - {name: per_customer, key: \"{principal.id}\", amount: args.amount_paise, limit: 500000, window: 1h}\n    idempotency:"), 1)
-	os.WriteFile(newPath, withQuota, 0o600)
+	newPath := writeConfigAs(t, filepath.Join(filepath.Dir(cfgPath), "toolgate.new.yaml"),
+		refunds.Set("tools.issue_refund.quotas", `[{name: per_customer, key: "{principal.id}", amount: args.amount_paise, limit: 500000, window: 1h}]`))
 
 	ctx := context.Background()
 	gw, err := toolgate.Open(ctx, toolgate.Options{ConfigPath: cfgPath, StoreFromConfig: true, Logger: slog.New(slog.DiscardHandler)})

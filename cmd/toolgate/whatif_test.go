@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
 // A recorded run re-judged with a lower refund limit lists exactly the calls
@@ -21,15 +21,11 @@ func TestWhatifLowerLimit(t *testing.T) {
 	p := sim.NewPayments()
 	srv := httptest.NewServer(p)
 	defer srv.Close()
-	cfgPath := writeConfig(t, srv.URL)
-	old, _ := os.ReadFile(cfgPath)
-	withRule := func(limit string) []byte {
-		return bytes.Replace(old, []byte("    idempotency:"), []byte(
-			"    rules:\n      - deny: \"args.amount_paise > "+limit+"\"\n        code: over_limit\n        message: \"Refunds above "+limit+" paise need approval.\"\n    idempotency:"), 1)
+	limit := func(paise string) refunds.Option {
+		return refunds.Set("tools.issue_refund.rules", `[{deny: "args.amount_paise > `+paise+`", code: over_limit, message: "Refunds above `+paise+` paise need approval."}]`)
 	}
-	os.WriteFile(cfgPath, withRule("500000"), 0o600)
-	newPath := filepath.Join(filepath.Dir(cfgPath), "toolgate.new.yaml")
-	os.WriteFile(newPath, withRule("300000"), 0o600)
+	cfgPath := writeConfig(t, srv.URL, limit("500000"))
+	newPath := writeConfigAs(t, filepath.Join(filepath.Dir(cfgPath), "toolgate.new.yaml"), limit("300000"))
 
 	ctx := context.Background()
 	gw, err := toolgate.Open(ctx, toolgate.Options{ConfigPath: cfgPath, StoreFromConfig: true, Logger: slog.New(slog.DiscardHandler)})

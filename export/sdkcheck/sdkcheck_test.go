@@ -23,17 +23,16 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/export"
 	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/toolsource/openapi"
 	"github.com/toolgate/toolgate/types"
 )
 
 // configs are the configurations whose exports are checked: the contract's
-// refunds example, and one with the schema keywords tools use in practice.
+// refunds fixture, and one with the schema keywords tools use in practice.
 func configs(t *testing.T) map[string]*config.Config {
 	t.Helper()
-	t.Setenv("TOOLGATE_KEY", "sdkcheck-key-0123456789")
-	t.Setenv("PAYMENTS_TOKEN", "token")
-	refunds, err := config.Load("../../config/testdata/refunds/toolgate.yaml")
+	refundsConfig, err := config.Parse([]byte(refunds.Config("http://127.0.0.1:9001")), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,7 @@ func configs(t *testing.T) map[string]*config.Config {
 	if err := rich.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*config.Config{"refunds": refunds, "rich": rich,
+	return map[string]*config.Config{"refunds": refundsConfig, "rich": rich,
 		"petstore": imported(t, "../../testdata/openapi/petstore/petstore.yaml"),
 	}
 }

@@ -25,9 +25,12 @@ var rules = []struct {
 	direct               bool
 }{
 	{"monitor/...", "pipeline", "the sinks implement monitor.Sink; the pipeline feeds them", false},
+	{"monitor/...", "execute", "the sinks read the breakers' state from package breaker, a policy of its own; execute is one attempt", false},
+	{"breaker", "execute", "the breaker is a policy around an attempt; it knows outcomes, not the executor", false},
+	{"execute/...", "breaker", "execute runs one attempt and never consults the breaker; the pipeline wraps it around each attempt", false},
 	{"execute/...", "retry", "the pipeline turns an execute.Failure into retry's input", false},
 	{"retry", "config", "retry owns its settings and defaults; the pipeline converts config into them", false},
-	{"execute/breaker", "config", "the breaker owns its settings and defaults; the pipeline converts config into them", false},
+	{"breaker", "config", "the breaker owns its settings and defaults; the pipeline converts config into them", false},
 	{"server/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
 	{"mcpserver/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
 	{"cmd/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
@@ -71,7 +74,7 @@ func TestNoUpwardImports(t *testing.T) {
 }
 
 // graph is the module's import graph, read as needed. Packages are named by
-// their path inside the module ("pipeline", "execute/breaker").
+// their path inside the module ("pipeline", "breaker").
 type graph struct {
 	imports map[string][]string // the module's packages each imports
 }

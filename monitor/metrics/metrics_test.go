@@ -14,7 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"

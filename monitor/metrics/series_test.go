@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,13 +14,14 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/pipeline"
 )
 
-// refunds loads the refunds config against a dependency on 127.0.0.1 whose
+// refundsConfig loads the refunds config against a dependency on 127.0.0.1 whose
 // refund endpoint fails with 500 (an unknown outcome for a write) and whose
 // verify read finds the refund.
-func refunds(t *testing.T) *config.Config {
+func refundsConfig(t *testing.T) *config.Config {
 	t.Helper()
 	dep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -36,11 +36,7 @@ func refunds(t *testing.T) *config.Config {
 		}
 	}))
 	t.Cleanup(dep.Close)
-	raw, err := os.ReadFile("testdata/refunds.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(raw, "", func(k string) (string, bool) { return dep.URL, k == "PAYMENTS_URL" })
+	cfg, err := config.Parse([]byte(refundsYAML(dep.URL)), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +44,7 @@ func refunds(t *testing.T) *config.Config {
 }
 
 func TestEveryCounterHasASeriesPerToolFromTheStart(t *testing.T) {
-	cfg := refunds(t)
+	cfg := refundsConfig(t)
 	m := New(Config{Tools: cfg, NoRuntime: true})
 	type series struct {
 		metric string
@@ -78,7 +74,7 @@ func TestEveryCounterHasASeriesPerToolFromTheStart(t *testing.T) {
 }
 
 func TestLookupsAreCountedAsAttempts(t *testing.T) {
-	cfg := refunds(t)
+	cfg := refundsConfig(t)
 	m := New(Config{Tools: cfg, NoRuntime: true})
 	ctx := context.Background()
 	gw, err := toolgate.Open(ctx, toolgate.Options{Config: cfg, Sinks: []pipeline.Sink{m}, Logger: slog.New(slog.DiscardHandler)})
@@ -147,7 +143,7 @@ func gathered(t *testing.T, m *Metrics) map[string]float64 {
 // imported from MCP servers and OpenAPI documents) get their zero series
 // at the scrape, as configured tools do from the start (issue 27).
 func TestImportedToolsHaveZeroSeries(t *testing.T) {
-	cfg := refunds(t)
+	cfg := refundsConfig(t)
 	live := &config.Config{Tools: map[string]*config.Tool{"crm_find_customer": {}}}
 	m := New(Config{Tools: cfg, NoRuntime: true, LiveTools: func() *config.Config { return live }})
 	srv := httptest.NewServer(m.Handler())
@@ -164,4 +160,15 @@ func TestImportedToolsHaveZeroSeries(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// refundsYAML is the refunds fixture on a memory store with the provider
+// at url: issue_refund with its owner check and verify read, no
+// permission, key, rules or state.
+func refundsYAML(url string) string {
+	return refunds.Config(url,
+		refunds.Set("tools.list_refunds.input_schema", "{type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}"),
+		refunds.Set("tools.issue_refund.input_schema.properties", "{order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}"),
+		refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.idempotency", "tools.issue_refund.rules",
+			"tools.issue_refund.verify.result", "tools.issue_refund.state"))
 }

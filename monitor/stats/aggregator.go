@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/execute/breaker"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/store"

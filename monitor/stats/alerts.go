@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/types"
 )
 

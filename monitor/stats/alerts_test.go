@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/execute/breaker"
+	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/types"
 )
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/store/postgres"
@@ -53,38 +54,20 @@ func newStore(t testing.TB, kind string, clk clock.Clock) store.Store {
 	return st
 }
 
-const toolsYAML = `
-dependencies:
-  payments: {base_url: http://127.0.0.1:9}
-  notes_api: {base_url: http://127.0.0.1:9}
-tools:
-  issue_refund:
-    description: Refund an order.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    timeout: {read: 5s}
-    verify:
-      lookup: list_refunds
-      args: {order_id: "args.order_id"}
-      found: "size(result.refunds) > 0"
-  list_refunds:
-    description: List refunds.
-    dependency: payments
-    effect: read
-    request: {method: GET, path: /refunds}
-    timeout: {read: 2s}
-  get_order:
-    description: Look up one order.
-    dependency: payments
-    effect: read
-    request: {method: GET, path: /orders}
-    timeout: {read: 2s}
-  post_note:
-    description: Post a note.
-    dependency: notes_api
-    request: {method: POST, path: /notes}
-    timeout: {read: 1s}
-`
+// toolsYAML is the refunds fixture with the timeouts the tests compare
+// with, and a second dependency's post_note.
+var toolsYAML = refunds.Config("http://127.0.0.1:9", refunds.Delete("store"),
+	refunds.Set("tools.issue_refund.timeout", "{read: 5s}"),
+	refunds.Set("tools.issue_refund.verify", `{lookup: list_refunds, args: {order_id: "args.order_id"}, found: "size(result.refunds) > 0"}`),
+	refunds.Set("tools.list_refunds.timeout", "{read: 2s}"),
+	refunds.Set("tools.get_order.timeout", "{read: 2s}"),
+	refunds.Add("dependencies", "notes_api: {base_url: http://127.0.0.1:9}"),
+	refunds.Add("tools", `post_note:
+  description: Post a note.
+  dependency: notes_api
+  request: {method: POST, path: /notes}
+  timeout: {read: 1s}
+`))
 
 // testTools is the tools config of the tests: timeouts of 5s, 2s, 2s, 1s.
 func testTools(t testing.TB) *config.Config {

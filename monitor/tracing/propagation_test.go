@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/internal/tracectx"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/monitor/tracing"
@@ -80,11 +80,7 @@ func (p *payments) header(key string) http.Header {
 // in-memory exporter.
 func traced(t *testing.T, dep *payments) (*toolgate.Gateway, *tracetest.InMemoryExporter) {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/refunds.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(raw, "", func(k string) (string, bool) { return dep.srv.URL, k == "PAYMENTS_URL" })
+	cfg, err := config.Parse([]byte(refundsYAML(dep.srv.URL)), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +267,7 @@ func (l *logBuffer) String() string {
 // still reaches the dependency unchanged, and its trace id is in the row.
 func TestTraceContextPassesThroughWithoutTracing(t *testing.T) {
 	dep := newPayments(t, "cust_1")
-	raw, err := os.ReadFile("testdata/refunds.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse(raw, "", func(k string) (string, bool) { return dep.srv.URL, k == "PAYMENTS_URL" })
+	cfg, err := config.Parse([]byte(refundsYAML(dep.srv.URL)), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,4 +296,15 @@ func TestTraceContextPassesThroughWithoutTracing(t *testing.T) {
 	if err != nil || len(rows) != 1 || rows[0].TraceID != callerTrace {
 		t.Errorf("rows %+v (%v), want one with the caller's trace id", rows, err)
 	}
+}
+
+// refundsYAML is the refunds fixture on a memory store with the provider
+// at url: issue_refund with its owner check and verify read, no
+// permission, key, rules or state.
+func refundsYAML(url string) string {
+	return refunds.Config(url,
+		refunds.Set("tools.list_refunds.input_schema", "{type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}"),
+		refunds.Set("tools.issue_refund.input_schema.properties", "{order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}"),
+		refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.idempotency", "tools.issue_refund.rules",
+			"tools.issue_refund.verify.result", "tools.issue_refund.state"))
 }
