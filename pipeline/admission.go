@@ -26,15 +26,15 @@ const (
 	stepInCommit
 	// stepFirst: the step is taken on its own (store.AdmitStep) before
 	// anything else; a write then begins its operation in a second write.
-	// For a store without store.Admitter, and for settlements (Reconcile).
+	// For settlements (Reconcile).
 	stepFirst
 	// stepWithBegin: a write takes its step in the same durable write that
-	// begins its operation (store.Admitter.AdmitAndBegin).
+	// begins its operation (store.Store.AdmitAndBegin).
 	stepWithBegin
 	// limited: a call that reads or changes the run's state, or uses a
 	// quota, takes its step, the run's state-writer slot, its operation
 	// and its quota reservations in one durable write
-	// (store.Limiter.Admit; see stateslot.go).
+	// (store.Store.Admit; see stateslot.go).
 	limited
 )
 
@@ -42,9 +42,9 @@ const (
 func (p *Pipeline) admissionFor(f *flight, refused bool) admission {
 	write := !refused && f.spec.Effect == types.EffectWrite
 	switch {
-	case !refused && f.expectKey == "" && p.limiter != nil && f.checked.Tool.Limited():
+	case !refused && f.expectKey == "" && f.checked.Tool.Limited():
 		return limited
-	case write && p.admitter != nil && (f.expectKey == "" || f.expectKey == f.key):
+	case write && (f.expectKey == "" || f.expectKey == f.key):
 		return stepWithBegin
 	case !write && f.expectKey == "":
 		return stepInCommit

@@ -19,9 +19,6 @@ func (p *Pipeline) swap(cfg *config.Config) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkLimiter(v); err != nil {
-		return nil, err
-	}
 	return p.cur.Swap(newLive(cfg, v)), nil
 }
 

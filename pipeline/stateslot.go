@@ -50,7 +50,7 @@ import (
 // call is admitted and must execute (f.step set; a write's operation begun
 // by this call), or the call's answer.
 func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
-	limiter := p.limiter
+	limiter := p.store
 	if res := p.flushKey(ctx, f.key); res != nil {
 		f.wait = storeRetryAfter
 		f.answeredUnadmitted()
@@ -279,10 +279,8 @@ func (p *Pipeline) releaseSlot(ctx context.Context, f *flight, committed bool) {
 		return
 	}
 	if !committed {
-		if l := p.limiter; l != nil {
-			if err := l.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
-				p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
-			}
+		if err := p.store.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
+			p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
 		}
 	}
 	f.holder = ""
@@ -319,24 +317,6 @@ func quotaWindow(f *flight, name string) time.Duration {
 	}
 	return 0
 }
-
-// checkLimiter refuses a configuration whose limits the store cannot
-// keep: a tool that reads or changes state, or has quotas, on a store
-// without a Limiter.
-func (p *Pipeline) checkLimiter(v *validate.Validator) error {
-	if p.limiter != nil {
-		return nil
-	}
-	for _, name := range v.Names() {
-		if c, _ := v.Tool(name); c.Limited() {
-			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)
-		}
-	}
-	return nil
-}
-
-// Limiter is the store's Limiter, or nil when it keeps no limits.
-func (p *Pipeline) Limiter() store.Limiter { return p.limiter }
 
 // runLocal reports whether a quota key names the run or the call, ids that
 // each bearer key chooses for itself (see types.ScopedRunID), rather than a

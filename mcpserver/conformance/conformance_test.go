@@ -96,7 +96,7 @@ func gateway(t *testing.T, url string) *mcpserver.HTTPHandler {
 	}
 	t.Cleanup(func() { gw.Close() })
 	h := mcpserver.Handler(gw, mcpserver.Options{})
-	t.Cleanup(h.Close)
+	t.Cleanup(h.CloseSessions)
 	return h
 }
 
