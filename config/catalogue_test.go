@@ -5,10 +5,34 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
+// cataloguesYAML is the refunds fixture with keys that each have their own
+// catalogue (docs/catalogues.md), and a tool no key's principal may call.
+var cataloguesYAML = refunds.Config("http://127.0.0.1:9001",
+	refunds.Set("auth.keys", `
+- {name: support-bot, key: support-key-0123456789, tools: ["get_order", "list_refunds", "issue_refund"], principal: {id: cust_42, permissions: ["refunds:write"]}}
+- {name: reader, key: reader-key-0123456789, tools: ["get_*", "list_*"]}
+- {name: pinned-reader, key: pinned-key-0123456789, principal: {id: cust_7}}
+- {name: ops, key: ops-key-0123456789ab}
+`),
+	refunds.Add("tools", `close_account:
+  description: Close a customer's account.
+  dependency: payments
+  request: {method: POST, path: /close}
+  permission: accounts:admin
+`))
+
+// loadCatalogues parses cataloguesYAML as toolgate.yaml.
+func loadCatalogues(t *testing.T) (*Config, error) {
+	t.Helper()
+	return Parse([]byte(cataloguesYAML), "toolgate.yaml", env(nil))
+}
+
 func TestCatalogues(t *testing.T) {
-	cfg, err := load(t, "catalogues", nil)
+	cfg, err := loadCatalogues(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +76,7 @@ func TestCatalogues(t *testing.T) {
 }
 
 func TestCataloguesWithoutKeysShowEverything(t *testing.T) {
-	cfg, err := load(t, "catalogues", nil)
+	cfg, err := loadCatalogues(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +103,7 @@ func TestCatalogueProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := load(t, "catalogues", nil)
+			cfg, err := loadCatalogues(t)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +116,7 @@ func TestCatalogueProblems(t *testing.T) {
 				if !strings.Contains(p.Error(), tt.want[i]) {
 					t.Errorf("problem %q, want it to contain %q", p.Error(), tt.want[i])
 				}
-				if !strings.HasPrefix(p.Error(), "testdata/catalogues/toolgate.yaml: ") {
+				if !strings.HasPrefix(p.Error(), "toolgate.yaml: ") {
 					t.Errorf("problem %q does not name the file", p.Error())
 				}
 			}

@@ -159,7 +159,7 @@ type Dependency struct {
 	// OpenAPI, when set, is an OpenAPI 3.0 or 3.1 document (JSON or YAML)
 	// describing this dependency's HTTP API: a file path, relative to the
 	// config file's directory, or an http(s) URL. Its operations become
-	// tools (see import.go and package config/openapi); the calls go to
+	// tools (see import.go and package toolsource/openapi); the calls go to
 	// base_url. Default: none.
 	OpenAPI string `yaml:"openapi" json:"openapi,omitempty"`
 	// OpenAPIRefOrigins are the other origins (scheme://host[:port], such

@@ -12,12 +12,7 @@ import (
 )
 
 var admissionYAML = refunds.Config("PROVIDER",
-	refunds.Add("", `store: sqlite:toolgate.db
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-    - {name: ops, key: `+opsKey+`, approver: true}
-`),
+	server("sqlite:toolgate.db", "{name: support-bot, key: "+supportKey+"}", "{name: ops, key: "+opsKey+", approver: true}"),
 	refunds.Delete("tools.get_order", "tools.list_refunds"),
 	refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}}`),
 	refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state"))

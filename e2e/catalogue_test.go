@@ -34,23 +34,13 @@ var catalogueYAML = catalogueConfig(`["get_*", "list_*"]`)
 // tools: list.
 func catalogueConfig(readerTools string) string {
 	return refunds.Config("PROVIDER",
-		refunds.Add("", `store: sqlite:toolgate.db
-auth:
-  keys:
-    - name: refunds-bot
-      key: `+refundsKey+`
-      tools: ["get_order", "list_refunds", "issue_refund"]
-      principal: {id: cust_42, permissions: ["refunds:write"], limits: {max_refund_paise: 500000}}
-    - name: reader
-      key: `+readerKey+`
-      tools: `+readerTools+`
-    - name: pinned-bot
-      key: `+cataloguePinnedKey+`
-      principal: {id: cust_42}
-    - name: ops
-      key: `+catalogueOpsKey+`
-`),
-		refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}`),
+		server("sqlite:toolgate.db",
+			`{name: refunds-bot, key: `+refundsKey+`, tools: ["get_order", "list_refunds", "issue_refund"], `+
+				`principal: {id: cust_42, permissions: ["refunds:write"], limits: {max_refund_paise: 500000}}}`,
+			"{name: reader, key: "+readerKey+", tools: "+readerTools+"}",
+			"{name: pinned-bot, key: "+cataloguePinnedKey+", principal: {id: cust_42}}",
+			"{name: ops, key: "+catalogueOpsKey+"}"),
+		refunds.Set("tools.issue_refund.input_schema", plainRefundArgs),
 		refunds.Delete("tools.issue_refund.idempotency", "tools.issue_refund.rules", "tools.issue_refund.owner", "tools.issue_refund.verify", "tools.issue_refund.state"),
 		refunds.Add("tools", `close_account:
   description: Close a customer's account.

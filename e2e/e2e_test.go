@@ -24,12 +24,7 @@ var configYAML = refunds.Config("PROVIDER", configOptions...)
 
 // configOptions make configYAML of the refunds fixture.
 var configOptions = []refunds.Option{
-	refunds.Add("", `store: sqlite:toolgate.db
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-    - {name: other-bot, key: `+otherKey+`}
-`),
+	server("sqlite:toolgate.db", "{name: support-bot, key: "+supportKey+"}", "{name: other-bot, key: "+otherKey+"}"),
 	refunds.Set("dependencies.payments.breaker", "{threshold: 100}"),
 	refunds.Add("dependencies", `flaky: {base_url: "PROVIDER", breaker: {threshold: 100}}
 dead: {base_url: "DEAD", breaker: {threshold: 1, cooldown: 10m}}

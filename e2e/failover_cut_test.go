@@ -91,11 +91,7 @@ func (p *cutProvider) arrivals(tag string) []time.Time {
 // after a read timeout (its outcome unknown), every attempt a request: 12
 // attempts of 300 ms, 100-200 ms apart.
 var cutYAML = refunds.Config("{{PROVIDER}}",
-	refunds.Add("", `store: "{{STORE}}"
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-`),
+	server(`"{{STORE}}"`, "{name: support-bot, key: "+supportKey+"}"),
 	refunds.Add("dependencies.payments", "{breaker: {threshold: 1000}, retry_budget: {ratio: 1, min_retries: 1000}}"),
 	refunds.Delete("tools.get_order", "tools.list_refunds"),
 	refunds.Delete("tools.issue_refund.input_schema.properties.reason", "tools.issue_refund.input_schema.properties.order_id.pattern",

@@ -20,17 +20,12 @@ import (
 // {{PROVIDER}} are filled in. opsKey (monitoring_test.go) is the
 // operator's key: it may list quotas.
 var limitsYAML = refunds.Config("{{PROVIDER}}",
-	refunds.Add("", `store: "{{STORE}}"
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-    - {name: ops, key: `+opsKey+`, approver: true}
-`),
+	server(`"{{STORE}}"`, "{name: support-bot, key: "+supportKey+"}", "{name: ops, key: "+opsKey+", approver: true}"),
 	refunds.Set("dependencies.payments.breaker", "{threshold: 1000}"),
 	refunds.Delete("tools.get_order", "tools.list_refunds"),
 	refunds.Delete("tools.issue_refund.permission", "tools.issue_refund.idempotency", "tools.issue_refund.owner", "tools.issue_refund.verify"),
 	refunds.Add("tools.issue_refund", `description: Refund an order, at most 500000 paise per run in all.
-input_schema: {type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}
+input_schema: `+plainRefundArgs+`
 timeout: {connect: 1s, read: 5s}
 retry: {max_attempts: 1}
 rules:
@@ -45,11 +40,7 @@ state:
   dependency: payments
   request: {method: POST, path: /refunds}
   effect: write
-  input_schema: &refund_args
-    type: object
-    required: [order_id, amount_paise]
-    properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}
-    additionalProperties: false
+  input_schema: &refund_args `+plainRefundArgs+`
   timeout: {connect: 1s, read: 5s}
   retry: {max_attempts: 1}
   quotas: &refund_quota

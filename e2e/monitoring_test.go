@@ -15,21 +15,17 @@ const opsKey = "ops-person-key-0123456789"
 // scopedKey may call list_refunds alone: it sees that tool's figures only.
 const scopedKey = "reader-key-0123456789abc"
 
-var approvalsYAML = approvalsConfig("")
+var approvalsYAML = approvalsConfig()
 
 // approvalsConfig is approvalsYAML with moreKeys (auth.keys entries)
 // after support-bot's.
-func approvalsConfig(moreKeys string) string {
+func approvalsConfig(moreKeys ...string) string {
+	keys := append(append([]string{"{name: support-bot, key: " + supportKey + "}"}, moreKeys...),
+		"{name: ops, key: "+opsKey+", approver: true}", "{name: scoped, key: "+scopedKey+", tools: [list_refunds]}")
 	return refunds.Config("PROVIDER",
-		refunds.Add("", `store: sqlite:toolgate.db
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-`+moreKeys+`    - {name: ops, key: `+opsKey+`, approver: true}
-    - {name: scoped, key: `+scopedKey+`, tools: [list_refunds]}
-`),
+		server("sqlite:toolgate.db", keys...),
 		refunds.Delete("tools.get_order", "tools.issue_refund.permission", "tools.issue_refund.owner", "tools.issue_refund.state"),
-		refunds.Set("tools.issue_refund.input_schema", `{type: object, required: [order_id, amount_paise], properties: {order_id: {type: string}, amount_paise: {type: integer, minimum: 1}}, additionalProperties: false}`),
+		refunds.Set("tools.issue_refund.input_schema", plainRefundArgs),
 		refunds.Set("tools.issue_refund.idempotency", `{key: "refund:{order_id}:{amount_paise}:{run_id}"}`),
 		refunds.Set("tools.issue_refund.rules", `[{deny: "args.amount_paise > 100000", approval: true, message: "Refunds above 100000 paise need a supervisor's approval."}]`),
 		refunds.Delete("tools.issue_refund.verify.result"))

@@ -25,11 +25,7 @@ import (
 // call made on any replica is the same operation. {{READ}} and {{TOTAL}}
 // are the write's read timeout and call deadline.
 var replicaYAML = refunds.Config("{{PROVIDER}}",
-	refunds.Add("", `store: "{{STORE}}"
-auth:
-  keys:
-    - {name: support-bot, key: `+supportKey+`}
-`),
+	server(`"{{STORE}}"`, "{name: support-bot, key: "+supportKey+"}"),
 	refunds.Set("dependencies.payments.breaker", "{threshold: 1000}"),
 	refunds.Delete("tools.get_order"),
 	refunds.Add("tools.list_refunds", `input_schema: {type: object, required: [order_id], properties: {order_id: {type: string}}, additionalProperties: false}

@@ -9,7 +9,7 @@ import (
 )
 
 // tenancyYAML is approvalsYAML with a second agent host's key.
-var tenancyYAML = approvalsConfig("    - {name: other-bot, key: " + otherKey + "}\n")
+var tenancyYAML = approvalsConfig("{name: other-bot, key: " + otherKey + "}")
 
 // An approval is usable only from the run that asked for it: another
 // key's run asserting the same principal is never told its id and cannot

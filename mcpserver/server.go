@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,8 +202,30 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Close ends the sessions' standing streams (so that a graceful shutdown
 // need not wait for them) and refuses new ones. Calls in flight finish.
+// The sessions themselves stay open until their idle timeout, or until
+// CloseSessions.
 func (h *HTTPHandler) Close() {
 	h.once.Do(func() { close(h.closing); h.stopWatch() })
+}
+
+// CloseSessions closes every session that is still open, so that nothing
+// of theirs outlives the handler: call it once the HTTP server has
+// drained its requests (after http.Server.Shutdown), since a call still
+// in flight on a closed session loses its answer. It implies Close.
+func (h *HTTPHandler) CloseSessions() {
+	h.Close()
+	h.s.mu.Lock()
+	servers := make([]*mcp.Server, 0, len(h.s.servers))
+	for _, ks := range h.s.servers {
+		servers = append(servers, ks.mcp)
+	}
+	h.s.mu.Unlock()
+	for _, srv := range servers {
+		// Collected first: a closing session removes itself from the list.
+		for _, ss := range slices.Collect(srv.Sessions()) {
+			_ = ss.Close()
+		}
+	}
 }
 
 // Serve runs one MCP session over t (for stdio, &mcp.StdioTransport{})

@@ -119,7 +119,7 @@ func httpEndpoint(t *testing.T, gw *toolgate.Gateway, opts mcpserver.Options) (*
 	h := mcpserver.Handler(gw, opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
-		h.Close()
+		h.CloseSessions()
 		srv.Close()
 	})
 	return h, srv.URL

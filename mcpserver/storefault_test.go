@@ -66,3 +66,21 @@ func TestStoreUnavailableIsAToolResult(t *testing.T) {
 		t.Fatalf("after the store came back: %s", env.Observation)
 	}
 }
+
+// TestCloseSessionsEndsThem: CloseSessions closes the sessions a handler
+// still holds (Close alone leaves them to their idle timeout), so that a
+// shut-down server keeps none: the client's next call is refused as a
+// call on an unknown session.
+func TestCloseSessionsEndsThem(t *testing.T) {
+	_, url := provider(t)
+	gw := gateway(t, configText(t, url))
+	h, endpoint := httpEndpoint(t, gw, mcpserver.Options{})
+	cs := connectHTTP(t, endpoint, supportKey)
+	if _, env := mustCall(t, cs, "get_order", map[string]any{"order_id": orderID}, nil); !env.OK {
+		t.Fatalf("get_order: %s", env.Observation)
+	}
+	h.CloseSessions()
+	if _, err := call(t, cs, "get_order", map[string]any{"order_id": orderID}, nil); err == nil {
+		t.Fatal("a call on a closed session succeeded")
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 )
 
 // podmanArgs are the flags this kind of machine needs for containers (a VM
@@ -134,30 +136,17 @@ func call(t *testing.T, method, url, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// imageConfig is served from the image: PORT and SIM are filled in.
-const imageConfig = `listen: 127.0.0.1:PORT
+// imageConfig is served from the image: PORT and SIM are filled in. It is
+// the refunds fixture's issue_refund alone, keyed per principal.
+var imageConfig = refunds.Config("SIM",
+	refunds.Add("", `listen: 127.0.0.1:PORT
 store: sqlite:/var/lib/toolgate/toolgate.db
 auth:
   keys:
     - name: agents
       key: ${TOOLGATE_KEY}
-dependencies:
-  payments:
-    base_url: SIM
-tools:
-  issue_refund:
-    description: Refund part of an order.
-    dependency: payments
-    request: {method: POST, path: /refunds}
-    effect: write
-    permission: "refunds:write"
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
-    idempotency:
-      key: "refund:{order_id}:{amount_paise}:{principal.id}"
-`
+`),
+	refunds.Delete("tools.get_order", "tools.list_refunds", "tools.issue_refund.input_schema.properties.reason",
+		"tools.issue_refund.input_schema.properties.order_id.pattern", "tools.issue_refund.rules", "tools.issue_refund.owner",
+		"tools.issue_refund.verify", "tools.issue_refund.state"),
+	refunds.Set("tools.issue_refund.idempotency", `{key: "refund:{order_id}:{amount_paise}:{principal.id}"}`))

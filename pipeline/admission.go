@@ -29,15 +29,15 @@ const (
 	stepInCommit
 	// stepFirst: the step is taken on its own (store.AdmitStep) before
 	// anything else; a write then begins its operation in a second write.
-	// For a store without store.Admitter, and for settlements (Reconcile).
+	// For settlements (Reconcile).
 	stepFirst
 	// stepWithBegin: a write takes its step in the same durable write that
-	// begins its operation (store.Admitter.AdmitAndBegin).
+	// begins its operation (store.Store.AdmitAndBegin).
 	stepWithBegin
 	// limited: a call that reads or changes the run's state, or uses a
 	// quota, takes its step, the run's state-writer slot, its operation
 	// and its quota reservations in one durable write
-	// (store.Limiter.Admit; see admitLimited).
+	// (store.Store.Admit; see admitLimited).
 	limited
 )
 
@@ -70,9 +70,9 @@ func (p *Pipeline) admit(ctx context.Context, f *flight, refusal *validate.Refus
 func (p *Pipeline) admissionFor(f *flight, refused bool) admission {
 	write := !refused && f.spec.Effect == types.EffectWrite
 	switch {
-	case !refused && f.expectKey == "" && p.limiter != nil && f.checked.Tool.Limited():
+	case !refused && f.expectKey == "" && f.checked.Tool.Limited():
 		return limited
-	case write && p.admitter != nil && (f.expectKey == "" || f.expectKey == f.key):
+	case write && (f.expectKey == "" || f.expectKey == f.key):
 		return stepWithBegin
 	case !write && f.expectKey == "":
 		return stepInCommit
@@ -164,7 +164,7 @@ func (f *flight) answeredUnadmitted() {
 // call is admitted and must execute (f.step set; a write's operation begun
 // by this call), or the call's answer.
 func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
-	limiter := p.limiter
+	limiter := p.store
 	if res := p.flushKey(ctx, f.key); res != nil {
 		f.wait = storeRetryAfter
 		f.answeredUnadmitted()
@@ -412,10 +412,8 @@ func (p *Pipeline) releaseSlot(ctx context.Context, f *flight, committed bool) {
 		return
 	}
 	if !committed {
-		if l := p.limiter; l != nil {
-			if err := l.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
-				p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
-			}
+		if err := p.store.ReleaseStateWriter(ctx, f.run.ID, f.holder); err != nil {
+			p.log.Warn("releasing the state-writer slot failed; it frees when its lease ends", "run", f.run.ID, "err", err)
 		}
 	}
 	f.holder = ""

@@ -10,40 +10,30 @@ import (
 )
 
 // admissionFor is the one place that decides how a call takes its step:
-// every combination of what the store can do, the tool's effect and
-// limits, a refusal and a settlement (Reconcile) gives the admission the
-// store's writes rely on.
+// every combination of the tool's effect and limits, a refusal and a
+// settlement (Reconcile) gives the admission the store's writes rely on.
 func TestAdmissionFor(t *testing.T) {
 	const key = "op:t:1"
 	for _, tc := range []struct {
-		name              string
-		limiter, admitter bool
-		effect            types.Effect
-		limitedTool       bool
-		refused           bool
-		expectKey         string
-		want              admission
+		name        string
+		effect      types.Effect
+		limitedTool bool
+		refused     bool
+		expectKey   string
+		want        admission
 	}{
-		{"a read takes its step in its commit", true, true, types.EffectRead, false, false, "", stepInCommit},
-		{"a refusal takes its step in its commit", true, true, types.EffectWrite, false, true, "", stepInCommit},
-		{"a write begins with its step", true, true, types.EffectWrite, false, false, "", stepWithBegin},
-		{"a write without an admitter takes its step first", false, false, types.EffectWrite, false, false, "", stepFirst},
-		{"a limited write is admitted by the limiter", true, true, types.EffectWrite, true, false, "", limited},
-		{"a limited read is admitted by the limiter", true, true, types.EffectRead, true, false, "", limited},
-		{"a refused limited call takes its step in its commit", true, true, types.EffectWrite, true, true, "", stepInCommit},
-		{"a settlement begins with its step", true, true, types.EffectWrite, true, false, key, stepWithBegin},
-		{"a settlement under another key takes its step first", true, true, types.EffectWrite, false, false, "op:other", stepFirst},
-		{"a refused settlement takes its step first", true, true, types.EffectWrite, false, true, key, stepFirst},
-		{"a settlement without an admitter takes its step first", false, false, types.EffectWrite, false, false, key, stepFirst},
+		{"a read takes its step in its commit", types.EffectRead, false, false, "", stepInCommit},
+		{"a refusal takes its step in its commit", types.EffectWrite, false, true, "", stepInCommit},
+		{"a write begins with its step", types.EffectWrite, false, false, "", stepWithBegin},
+		{"a limited write is admitted by the limiter", types.EffectWrite, true, false, "", limited},
+		{"a limited read is admitted by the limiter", types.EffectRead, true, false, "", limited},
+		{"a refused limited call takes its step in its commit", types.EffectWrite, true, true, "", stepInCommit},
+		{"a settlement begins with its step", types.EffectWrite, true, false, key, stepWithBegin},
+		{"a settlement under another key takes its step first", types.EffectWrite, false, false, "op:other", stepFirst},
+		{"a refused settlement takes its step first", types.EffectWrite, false, true, key, stepFirst},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Pipeline{}
-			if tc.limiter {
-				p.limiter = memory.New()
-			}
-			if tc.admitter {
-				p.admitter = memory.New()
-			}
+			p := &Pipeline{store: memory.New()}
 			spec := &config.Tool{Name: "t", Effect: tc.effect}
 			c := &validate.Compiled{Name: "t", Spec: spec, StateWriter: tc.limitedTool}
 			f := &flight{expectKey: tc.expectKey, key: key}

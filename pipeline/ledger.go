@@ -78,7 +78,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 	var err error
 	if withStep {
 		var step int64
-		step, existing, began, err = p.admitter.AdmitAndBegin(ctx, f.run.ID, op)
+		step, existing, began, err = p.store.AdmitAndBegin(ctx, f.run.ID, op)
 		if errors.Is(err, store.ErrStepBudget) {
 			f.admission = notAdmitted
 			return nil, false, p.exhausted(f)

@@ -84,11 +84,7 @@ type Pipeline struct {
 	waiters  waiters
 	// fencer is the store's liveness (nil for a store of one process):
 	// writes are begun under its fence and sent only while it holds.
-	fencer  store.Fencer
-	limiter store.Limiter // the store's, found through wrappers; nil: none
-	// admitter, found likewise, takes a write's step and begins its
-	// operation in one durable write; nil: two writes.
-	admitter store.Admitter
+	fencer store.Fencer
 	// outbox keeps the records of calls answered while the store did not
 	// take them, and writes them once it does (outbox.go).
 	outbox outbox
@@ -116,12 +112,9 @@ func New(cfg *Config) (*Pipeline, error) {
 		margin: cfg.LeaseMargin,
 		tracer: cfg.Tracer,
 	}
-	// The store's optional interfaces, found through wrappers (store.As):
-	// a wrapper must never silently drop the limits, the fence or the
-	// one-write admission.
-	p.limiter, _ = store.As[store.Limiter](cfg.Store)
+	// The store's liveness, found through wrappers (store.As): a wrapper
+	// must never silently drop the fence.
 	p.fencer, _ = store.As[store.Fencer](cfg.Store)
-	p.admitter, _ = store.As[store.Admitter](cfg.Store)
 	if _, err := p.swap(cfg.Tools); err != nil {
 		return nil, err
 	}

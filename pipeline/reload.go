@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/validate"
 )
 
@@ -80,9 +78,6 @@ func (p *Pipeline) swap(cfg *config.Config) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkLimiter(v); err != nil {
-		return nil, err
-	}
 	return p.cur.Swap(newLive(cfg, v)), nil
 }
 
@@ -95,21 +90,3 @@ func (p *Pipeline) SetTools(cfg *config.Config) error {
 	_, err := p.swap(cfg)
 	return err
 }
-
-// checkLimiter refuses a configuration whose limits the store cannot
-// keep: a tool that reads or changes state, or has quotas, on a store
-// without a Limiter.
-func (p *Pipeline) checkLimiter(v *validate.Validator) error {
-	if p.limiter != nil {
-		return nil
-	}
-	for _, name := range v.Names() {
-		if c, _ := v.Tool(name); c.Limited() {
-			return fmt.Errorf("pipeline: tool %s has state rules, state updates or quotas, but the store (%T) cannot keep them under parallel calls (it implements no store.Limiter)", name, p.store)
-		}
-	}
-	return nil
-}
-
-// Limiter is the store's Limiter, or nil when it keeps no limits.
-func (p *Pipeline) Limiter() store.Limiter { return p.limiter }

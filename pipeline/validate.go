@@ -82,14 +82,9 @@ func operationKey(c *validate.Checked, runID string) string {
 // approval admits the call (the rules are then checked again, without the
 // approval rules), or the refusal to answer with.
 func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) *validate.Refusal {
-	as, ok := p.store.(store.ApprovalStore)
-	if !ok {
-		return &validate.Refusal{Code: r.Code, Rule: r.Rule, Message: r.Message +
-			" This toolgate's store cannot hold approval requests, so the call is refused; escalate to a person."}
-	}
 	now := p.clock.Now()
 	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: f.cfg.tools.Version, RunID: f.run.ID}
-	a, err := as.FindApproval(ctx, binding)
+	a, err := p.store.FindApproval(ctx, binding)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be looked up (toolgate's database did not answer in time); nothing was done"}
 	}
@@ -112,7 +107,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 			if opKey == "" {
 				opKey = "call:" + f.call.CallID
 			}
-			used, err := as.UseApproval(ctx, a.ID, opKey)
+			used, err := p.store.UseApproval(ctx, a.ID, opKey)
 			if err != nil {
 				return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be applied (toolgate's database did not answer in time); nothing was done"}
 			}
@@ -124,7 +119,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 		}
 	}
 	id := "apr_" + randomID(8)
-	err = as.CreateApproval(ctx, &store.Approval{
+	err = p.store.CreateApproval(ctx, &store.Approval{
 		ID: id, Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, Args: f.checked.Canonical,
 		PrincipalID: f.run.Principal.ID, RunID: f.run.ID, ConfigVersion: f.cfg.tools.Version,
 		Rule: string(r.Code), Reason: r.Message, Status: store.ApprovalPending,

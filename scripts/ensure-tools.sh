@@ -37,6 +37,6 @@ if ((${#need[@]})); then
 fi
 
 # npm packages the tests read: the reference MCP servers (execute/mcpcall's
-# third-party tests) and GitHub's REST API description (config/openapi).
+# third-party tests) and GitHub's REST API description (toolsource/openapi).
 bash "$(dirname "$0")/install-mcp-servers.sh" ||
 	echo "ensure-tools: installing the npm packages failed; the tests that read them (execute/mcpcall's third-party servers, GitHub's OpenAPI description) will fail" >&2

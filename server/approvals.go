@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -64,10 +63,6 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		limit = n
 	}
 	list, err := s.gw.Approvals(r.Context(), status, limit)
-	if errors.Is(err, toolgate.ErrNoApprovals) {
-		s.writeError(w, r, &apiError{status: http.StatusNotImplemented, code: types.CodeUnavailable, message: "this toolgate's store does not keep approvals"})
-		return
-	}
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return
@@ -87,9 +82,6 @@ func (s *Server) findApproval(w http.ResponseWriter, r *http.Request) (*store.Ap
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.writeError(w, r, notFound("no approval %q", clip(id)))
-		return nil, false
-	case errors.Is(err, toolgate.ErrNoApprovals):
-		s.writeError(w, r, &apiError{status: http.StatusNotImplemented, code: types.CodeUnavailable, message: "this toolgate's store does not keep approvals"})
 		return nil, false
 	case err != nil:
 		s.writeError(w, r, storeError(err))

@@ -77,7 +77,7 @@ func TestToolsScopeAllIsForOperators(t *testing.T) {
 func TestApprovalsOfHiddenToolsAreNotShown(t *testing.T) {
 	b := setup(t, setupOpts{config: func(c *config.Config) { c.Auth.Keys[0].Tools = []string{"echo"} }})
 	run := b.startRun(alphaKey, `{"principal":{"id":"cust_1"}}`)
-	as := b.gw.Store().(store.ApprovalStore)
+	as := b.gw.Store()
 	now := b.gw.Now()
 	for _, a := range []store.Approval{
 		{ID: "apr_visible", Tool: "echo", RunID: types.ScopedRunID("alpha", run)},

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/toolgate/toolgate"
@@ -23,10 +22,7 @@ func (s *Server) listQuotas(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	uses, err := s.gw.QuotaUsage(r.Context())
-	switch {
-	case errors.Is(err, toolgate.ErrNoQuotas):
-		uses = []toolgate.QuotaUse{}
-	case err != nil:
+	if err != nil {
 		s.writeError(w, r, &apiError{status: http.StatusServiceUnavailable, code: types.CodeUnavailable,
 			message: "the quotas could not be read from the store", cause: err})
 		return

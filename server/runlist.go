@@ -88,11 +88,6 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	lister, ok := store.As[store.RunLister](s.gw.Store())
-	if !ok {
-		s.writeError(w, r, &apiError{status: http.StatusNotImplemented, code: types.CodeBadRequest, message: "this store cannot list runs"})
-		return
-	}
 	f, err := ParseRunQuery(q, time.Now())
 	if err != nil {
 		s.writeError(w, r, badRequest("%s", err))
@@ -117,7 +112,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	pageSize := f.Limit
 	f.Limit++
-	runs, err := lister.ListRuns(r.Context(), f)
+	runs, err := s.gw.Store().ListRuns(r.Context(), f)
 	if err != nil {
 		s.writeError(w, r, storeError(err))
 		return

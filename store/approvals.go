@@ -63,8 +63,8 @@ func (a *Approval) Binding() Binding {
 	return Binding{Tool: a.Tool, ArgsHash: a.ArgsHash, PrincipalID: a.PrincipalID, ConfigVersion: a.ConfigVersion, RunID: a.RunID}
 }
 
-// ApprovalStore keeps approvals. Backends that implement it enable rules
-// with `approval: true`; without it such rules refuse (fail closed).
+// ApprovalStore keeps approvals (part of Store): the rules with
+// `approval: true` need it.
 type ApprovalStore interface {
 	// CreateApproval inserts a pending approval.
 	CreateApproval(ctx context.Context, a *Approval) error

@@ -15,8 +15,8 @@ import (
 // (see WriterClaim). Nothing was written.
 var ErrWriterBusy = errors.New("store: the run's state-writer slot is held by another call")
 
-// Limiter is implemented by stores that keep the limits that must hold
-// when a model calls tools in parallel: a run's state-writer slot (at most
+// Limiter keeps the limits that must hold when a model calls tools in
+// parallel (part of Store): a run's state-writer slot (at most
 // one call that reads or changes the run's state in flight per run) and
 // quota reservations (limits shared across runs, over a sliding window).
 //

@@ -8,8 +8,8 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// RunLister is implemented by stores that can list runs (every store of
-// this module does): GET /v1/runs and `toolgate runs list` need it.
+// RunLister lists runs (part of Store): GET /v1/runs and `toolgate runs
+// list` need it.
 type RunLister interface {
 	// ListRuns returns the runs f selects, newest first: by CreatedAt,
 	// then by ID, both descending. A limit of 0 or less means 100.

@@ -39,8 +39,10 @@ var (
 	ErrUnavailable = errors.New("store: unavailable")
 )
 
-// Store is the durable home of runs, executions and operations. Every method
-// takes ctx first and is safe for concurrent use.
+// Store is the durable home of runs, executions, operations, approvals and
+// limits. Every method takes ctx first and is safe for concurrent use.
+// Every backend implements all of it; what only some backends offer
+// (Fencer) is a separate interface, found with As.
 type Store interface {
 	// CreateRun inserts a new run (Step and Version 0). ErrRunExists if the id
 	// is taken.
@@ -103,6 +105,16 @@ type Store interface {
 	Ping(ctx context.Context) error
 	// Close releases the store; later calls fail with ErrClosed.
 	Close() error
+
+	// Admitter takes a write's step and begins its operation in one
+	// durable write.
+	Admitter
+	// Limiter keeps the run's state-writer slot and the quotas.
+	Limiter
+	// ApprovalStore keeps approvals.
+	ApprovalStore
+	// RunLister lists runs.
+	RunLister
 }
 
 // StatsBucket is one process's monitoring aggregate of one tool over one
@@ -155,8 +167,8 @@ type OperationUpdate struct {
 	At     time.Time
 }
 
-// Admitter is implemented by stores that can admit a call's step and begin
-// its operation in one durable write, saving a write per call. Semantics
+// Admitter admits a call's step and begins its operation in one durable
+// write, saving a write per call (part of Store). Semantics
 // are AdmitStep followed by BeginOperation; when the step budget is spent
 // (ErrStepBudget) nothing is begun.
 type Admitter interface {

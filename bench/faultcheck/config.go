@@ -54,7 +54,7 @@ tools:
     dependency: payments
     request: {method: POST, path: /refunds}
     effect: write
-    input_schema:
+    input_schema: &refund_args
       type: object
       required: [order_id, amount_paise]
       properties:
@@ -75,13 +75,7 @@ tools:
     dependency: payments_keyed
     request: {method: POST, path: /refunds}
     effect: write
-    input_schema:
-      type: object
-      required: [order_id, amount_paise]
-      properties:
-        order_id: {type: string, pattern: "^ORD-[0-9]+$"}
-        amount_paise: {type: integer, minimum: 1}
-      additionalProperties: false
+    input_schema: *refund_args
     timeout: {connect: 500ms, read: 1s, total: 3s}
     retry: {max_attempts: 3, base: 20ms, cap: 100ms}
     idempotency: {key: "keyed:{order_id}:{amount_paise}:{run_id}", header: Idempotency-Key}

@@ -46,10 +46,10 @@ func (m *mcpEndpoint) routes() []server.Mount {
 	}
 }
 
-// close ends the sessions that are left.
+// close ends the sessions that are left, once the server has drained.
 func (m *mcpEndpoint) close() {
 	m.stop()
-	m.handler.Close()
+	m.handler.CloseSessions()
 }
 
 // runMCP serves one MCP session on stdin/stdout. stdout carries protocol

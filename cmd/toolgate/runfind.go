@@ -54,13 +54,9 @@ func findRun(ctx context.Context, st store.Store, id, key string) (*types.Run, e
 
 // eachRun calls fn with every run f selects, a page at a time.
 func eachRun(ctx context.Context, st store.Store, f store.RunFilter, fn func(*store.RunSummary)) error {
-	l, ok := store.As[store.RunLister](st)
-	if !ok {
-		return errors.New("this store cannot list runs")
-	}
 	f.Limit = 500
 	for {
-		runs, err := l.ListRuns(ctx, f)
+		runs, err := st.ListRuns(ctx, f)
 		if err != nil {
 			return err
 		}

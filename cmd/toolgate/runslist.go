@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/server"
-	"github.com/toolgate/toolgate/store"
 )
 
 // runRunsList is `toolgate runs list`: the runs of the config's store,
@@ -46,13 +45,9 @@ func runRunsList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	l, ok := store.As[store.RunLister](st)
-	if !ok {
-		return fmt.Errorf("the store %T cannot list runs", st)
-	}
 	limit := f.Limit
 	f.Limit++
-	runs, err := l.ListRuns(ctx, f)
+	runs, err := st.ListRuns(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/config/openapi"
 	"github.com/toolgate/toolgate/export"
 	"github.com/toolgate/toolgate/internal/testsupport/npmfixture"
 	"github.com/toolgate/toolgate/internal/testsupport/refunds"
+	"github.com/toolgate/toolgate/toolsource/openapi"
 	"github.com/toolgate/toolgate/types"
 )
 

@@ -6,6 +6,9 @@
 //     the edges (server, mcpserver, dashboard, cmd) neither import the
 //     pipeline nor call a Pipeline() escape hatch (the Gateway had one; it
 //     is gone).
+//   - The root: the root package holds only the Gateway's files (doc.go,
+//     options.go, toolgate.go), and the packages it composes (toolsource,
+//     reload) do not import it.
 //   - The leaves: a package under internal/ imports nothing of the module
 //     outside internal/, so internal/ holds leaves only.
 //   - The sizes: no non-test Go file over maxFileLines lines and no

@@ -16,8 +16,8 @@ const (
 )
 
 // rules are the imports that must not come back: no package matching from
-// (a package path in the module, or one ending in /... for it and all below
-// it) may depend, directly or through others, on forbidden; or, for a rule
+// (a package path in the module, "." for the root package, or one ending in
+// /... for it and all below it) may depend, directly or through others, on forbidden; or, for a rule
 // marked direct, import it itself (the edges reach the pipeline through the
 // root package's Gateway, which imports it, but never past it).
 var rules = []struct {
@@ -35,6 +35,13 @@ var rules = []struct {
 	{"mcpserver/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
 	{"cmd/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
 	{"dashboard/...", "pipeline", "an edge calls the Gateway (Do, DoRun, Now, Breakers, Reconcile), never the pipeline", true},
+	{"toolsource/...", ".", "the Gateway (the root) composes the tool sources, not the reverse", false},
+	{"toolsource/...", "pipeline", "the tool sources reach the pipeline only through the functions the Gateway binds", false},
+	{"toolsource/...", "server", "the tool sources are below every edge", false},
+	{"toolsource/...", "mcpserver", "the tool sources are below every edge", false},
+	{"reload", ".", "the Gateway (the root) composes the reload controller, not the reverse", false},
+	{"reload", "pipeline", "the reload controller reaches the pipeline only through the functions the Gateway gives it", false},
+	{"reload", "toolsource", "the reload controller applies a config through the function the Gateway gives it", false},
 }
 
 // TestNoUpwardImports reads the imports of the module's packages from their
@@ -85,6 +92,8 @@ func (g *graph) direct(pkg string) ([]string, error) {
 	for _, imp := range p.Imports {
 		if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
 			imps = append(imps, rel)
+		} else if imp == module {
+			imps = append(imps, ".")
 		}
 	}
 	g.imports[pkg] = imps

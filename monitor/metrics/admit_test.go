@@ -14,7 +14,7 @@ import (
 
 // A write through a gateway on the instrumented store (as toolgate serve
 // runs it) takes its step and begins its operation in one durable write:
-// the wrapper must not hide the store's Admitter.
+// the wrapper times that one write, and makes it no two.
 func TestInstrumentedStoreKeepsOneWriteAdmission(t *testing.T) {
 	m := New(Config{NoRuntime: true})
 	st := InstrumentStore(memory.New(), m)

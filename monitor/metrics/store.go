@@ -12,20 +12,9 @@ import (
 // toolgate_store_commit_duration_seconds: Commit as op="commit",
 // BeginOperation as op="begin_operation", AdmitStep as op="admit_step"
 // and AdmitAndBegin (a write's step and operation in one write) as
-// op="admit_and_begin". Every other method is s's own,
-// and so are its approvals when s keeps them (store.ApprovalStore).
+// op="admit_and_begin". Every other method is s's own.
 func InstrumentStore(s store.Store, m *Metrics) store.Store {
-	w := &instrumentedStore{Store: s, m: m}
-	if a, ok := s.(store.ApprovalStore); ok {
-		return &instrumentedApprovals{instrumentedStore: w, ApprovalStore: a}
-	}
-	return w
-}
-
-// instrumentedApprovals is an instrumented store that keeps approvals.
-type instrumentedApprovals struct {
-	*instrumentedStore
-	store.ApprovalStore
+	return &instrumentedStore{Store: s, m: m}
 }
 
 // instrumentedStore times the writes of the store it embeds.
@@ -58,28 +47,16 @@ func (s *instrumentedStore) AdmitStep(ctx context.Context, runID string) (int64,
 	return step, err
 }
 
-// AdmitAndBegin implements store.Admitter, timed as op="admit_and_begin"
-// through the wrapped store's own Admitter when it has one (one durable
-// write). Else it is AdmitStep then BeginOperation, the semantics the
-// interface names, timed as those two writes: the histogram shows which
-// admission a store really made, so a store instrumented for serve that
-// lost its one-write admission shows as such.
+// AdmitAndBegin implements store.Store, timed as op="admit_and_begin"
+// (one durable write).
 func (s *instrumentedStore) AdmitAndBegin(ctx context.Context, runID string, op *types.Operation) (int64, *types.Operation, bool, error) {
-	if a, ok := store.As[store.Admitter](s.Store); ok {
-		start := time.Now()
-		step, existing, began, err := a.AdmitAndBegin(ctx, runID, op)
-		s.m.storeDuration.WithLabelValues("admit_and_begin").Observe(time.Since(start).Seconds())
-		return step, existing, began, err
-	}
-	step, err := s.AdmitStep(ctx, runID)
-	if err != nil {
-		return 0, nil, false, err
-	}
-	existing, began, err := s.BeginOperation(ctx, op)
+	start := time.Now()
+	step, existing, began, err := s.Store.AdmitAndBegin(ctx, runID, op)
+	s.m.storeDuration.WithLabelValues("admit_and_begin").Observe(time.Since(start).Seconds())
 	return step, existing, began, err
 }
 
-var _ store.Admitter = (*instrumentedStore)(nil)
+var _ store.Store = (*instrumentedStore)(nil)
 
 // Unwrap returns the store being timed, for callers that need its own
 // methods beyond store.Store.

@@ -20,7 +20,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the schema version this binary creates and knows: the
 // number of the last embedded migration.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // MigrationLockClass is the first key of the advisory lock that serialises
 // migrations: pg_advisory_xact_lock(MigrationLockClass, hashtext(schema)).

@@ -32,15 +32,6 @@ var limitCases = []testCase{
 	{"QuotaFreesNeverOverflows", testQuotaOverflowFrees},
 }
 
-func limiter(t *testing.T, s store.Store) store.Limiter {
-	t.Helper()
-	l, ok := s.(store.Limiter)
-	if !ok {
-		t.Skip("this store keeps no limits")
-	}
-	return l
-}
-
 // claim is a slot claim of holder, leased until lease.
 func claim(holder string, lease time.Time) *store.WriterClaim {
 	return &store.WriterClaim{Holder: holder, Owner: "owner-a", LeaseUntil: lease}
@@ -56,18 +47,17 @@ func settle(t *testing.T, s store.Store, runID, op string, status types.OpStatus
 }
 
 func testWriterSlotExclusive(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)),
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)),
 		Operation: newOperation("op-1"), Now: at(0)})
 	if err != nil || !got.Began || got.Step != 1 || got.Version != 0 {
 		t.Fatalf("first admit: %+v, %v", got, err)
 	}
-	w, err := stateWriter(l, t.Context(), "run-1")
+	w, err := stateWriter(s, t.Context(), "run-1")
 	if err != nil || w == nil || w.Holder != "h1" || w.Owner != "owner-a" {
 		t.Fatalf("StateWriter = %+v, %v; want h1", w, err)
 	}
-	_, err = l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Minute)),
+	_, err = s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Minute)),
 		Operation: newOperation("op-2"), Now: at(time.Second)})
 	if !errors.Is(err, store.ErrWriterBusy) {
 		t.Fatalf("second admit: %v, want ErrWriterBusy", err)
@@ -80,91 +70,87 @@ func testWriterSlotExclusive(t *testing.T, s store.Store) {
 		t.Errorf("step = %d after a refused admission, want 1", run.Step)
 	}
 	// A call that takes no slot is not held back.
-	if got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation("op-3"), Now: at(time.Second)}); err != nil || !got.Began {
+	if got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation("op-3"), Now: at(time.Second)}); err != nil || !got.Began {
 		t.Errorf("admit without a slot: %+v, %v", got, err)
 	}
 	// Another run's slot is its own.
 	ensureRun(t, s, "run-2")
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-2", Writer: claim("h3", at(time.Minute)), Now: at(time.Second)}); err != nil {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-2", Writer: claim("h3", at(time.Minute)), Now: at(time.Second)}); err != nil {
 		t.Errorf("admit on another run: %v", err)
 	}
 }
 
 func testWriterSlotReleasedByCommit(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)),
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)),
 		Operation: newOperation("op-1"), Now: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	// Another holder's release changes nothing.
-	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
+	if err := s.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w == nil {
 		t.Fatal("the slot was released by a call that does not hold it")
 	}
 	settle(t, s, "run-1", "op-1", types.OpCompleted, "h1")
-	if w, err := stateWriter(l, t.Context(), "run-1"); err != nil || w != nil {
+	if w, err := stateWriter(s, t.Context(), "run-1"); err != nil || w != nil {
 		t.Fatalf("after the commit: %+v, %v; want a free slot", w, err)
 	}
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Minute)),
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Minute)),
 		Operation: newOperation("op-2"), Now: at(2 * time.Second)})
 	if err != nil || !got.Began || got.Version != 1 {
 		t.Fatalf("admit after the release: %+v, %v (want version 1: the commit moved it)", got, err)
 	}
-	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
+	if err := s.ReleaseStateWriter(t.Context(), "run-1", "h2"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w != nil {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w != nil {
 		t.Errorf("ReleaseStateWriter left %+v", w)
 	}
 }
 
 func testWriterSlotLease(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)), Now: at(0)}); err != nil {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)), Now: at(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(2*time.Minute)), Now: at(time.Minute)}); !errors.Is(err, store.ErrWriterBusy) {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(2*time.Minute)), Now: at(time.Minute)}); !errors.Is(err, store.ErrWriterBusy) {
 		t.Fatalf("at the lease's end: %v, want ErrWriterBusy", err)
 	}
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(2*time.Minute)), Now: at(time.Minute + time.Millisecond)}); err != nil {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(2*time.Minute)), Now: at(time.Minute + time.Millisecond)}); err != nil {
 		t.Fatalf("after the lease: %v", err)
 	}
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
 		t.Errorf("holder = %+v, want h2", w)
 	}
 	// The presumed-dead holder's late release does not free h2's slot.
 	commit(t, s, &store.Commit{Execution: newExecution("run-1", "refund", at(time.Minute)), ReleaseWriter: "h1"})
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w == nil || w.Holder != "h2" {
 		t.Errorf("after h1's late commit: holder %+v, want h2", w)
 	}
 }
 
 func testWriterSlotAbandoned(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Now: at(0)}); err != nil {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Now: at(0)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AbandonOwner(t.Context(), "owner-b"); err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w == nil {
 		t.Fatal("another owner's abandonment freed the slot")
 	}
 	if _, err := s.AbandonOwner(t.Context(), "owner-a"); err != nil {
 		t.Fatal(err)
 	}
-	if w, err := stateWriter(l, t.Context(), "run-1"); err != nil || w != nil {
+	if w, err := stateWriter(s, t.Context(), "run-1"); err != nil || w != nil {
 		t.Fatalf("after AbandonOwner: %+v, %v; want a free slot", w, err)
 	}
 }
 
 func testWriterSlotRace(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
 	const n = 12
 	var wg sync.WaitGroup
@@ -175,7 +161,7 @@ func testWriterSlotRace(t *testing.T, s store.Store) {
 		go func() {
 			defer wg.Done()
 			holder := fmt.Sprintf("h%d", i)
-			_, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim(holder, at(time.Hour)),
+			_, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim(holder, at(time.Hour)),
 				Operation: newOperation(fmt.Sprintf("op-%d", i)), Now: at(0)})
 			switch {
 			case err == nil:
@@ -198,7 +184,7 @@ func testWriterSlotRace(t *testing.T, s store.Store) {
 	if len(winners) != 1 {
 		t.Fatalf("%d calls took the slot (%v), want 1", len(winners), winners)
 	}
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w == nil || w.Holder != winners[0] {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w == nil || w.Holder != winners[0] {
 		t.Errorf("holder = %+v, want %s", w, winners[0])
 	}
 	if run := getRun(t, s, "run-1"); run.Step != 1 {
@@ -207,66 +193,63 @@ func testWriterSlotRace(t *testing.T, s store.Store) {
 }
 
 func testWriterSlotWithoutOperation(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)), Now: at(0)})
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Minute)), Now: at(0)})
 	if err != nil || got.Step != 1 || got.Began || got.Existing != nil {
 		t.Fatalf("admit: %+v, %v", got, err)
 	}
 	e := newExecution("run-1", "lookup", at(time.Second))
 	commit(t, s, &store.Commit{Execution: e, NewState: []byte(`{"seen":1}`), ExpectVersion: 0, ReleaseWriter: "h1"})
-	if w, _ := stateWriter(l, t.Context(), "run-1"); w != nil {
+	if w, _ := stateWriter(s, t.Context(), "run-1"); w != nil {
 		t.Errorf("slot still held: %+v", w)
 	}
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "no-such-run", Writer: claim("h1", at(time.Minute)), Now: at(0)}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "no-such-run", Writer: claim("h1", at(time.Minute)), Now: at(0)}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown run: %v, want ErrNotFound", err)
 	}
 }
 
 func testWriterSlotRepeats(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
-	first, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	first, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
 	if err != nil || !first.Writer || !first.Began {
 		t.Fatalf("first: %+v, %v", first, err)
 	}
 	// A repeat of the started operation waits for it, changing no state:
 	// it is admitted beside the holder, without the slot.
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
 	if err != nil || got.Writer || got.Began || got.Existing == nil || got.Existing.Status != types.OpStarted {
 		t.Fatalf("repeat of a started operation: %+v, %v; want admitted without the slot", got, err)
 	}
 	// A new operation still finds the slot taken.
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-2"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h2", at(time.Hour)), Operation: newOperation("op-2"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
 		t.Fatalf("new operation: %v, want ErrWriterBusy", err)
 	}
 	settle(t, s, "run-1", "op-1", types.OpUnknown, "h1")
 	// An unknown one may be verified and then change the state: it needs
 	// the slot.
-	got, err = l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h3", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
+	got, err = s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h3", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)})
 	if err != nil || !got.Writer || got.Existing == nil || got.Existing.Status != types.OpUnknown {
 		t.Fatalf("repeat of an unknown operation: %+v, %v; want the slot taken", got, err)
 	}
-	if _, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h4", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
+	if _, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h4", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0)}); !errors.Is(err, store.ErrWriterBusy) {
 		t.Fatalf("second repeat of the unknown operation: %v, want ErrWriterBusy", err)
 	}
 }
 
 func testAdmitStepKept(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	run := newRun("run-1")
 	run.MaxSteps = 1
 	createRun(t, s, run)
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Now: at(0)})
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Now: at(0)})
 	if err != nil || got.Step != 1 {
 		t.Fatalf("first: %+v, %v", got, err)
 	}
-	if err := l.ReleaseStateWriter(t.Context(), "run-1", "h1"); err != nil {
+	if err := s.ReleaseStateWriter(t.Context(), "run-1", "h1"); err != nil {
 		t.Fatal(err)
 	}
 	// Admitted again with the step it has: no other is taken, so the
 	// spent budget does not refuse it.
-	got, err = l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0), Step: 1})
+	got, err = s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: claim("h1", at(time.Hour)), Operation: newOperation("op-1"), Now: at(0), Step: 1})
 	if err != nil || got.Step != 1 || !got.Began {
 		t.Fatalf("with its step: %+v, %v", got, err)
 	}
@@ -277,8 +260,8 @@ func testAdmitStepKept(t *testing.T, s store.Store) {
 
 // stateWriter returns the run's one slot holder, or nil; more than one is
 // an error (the cases that use it take exclusive claims).
-func stateWriter(l store.Limiter, ctx context.Context, runID string) (*store.StateWriter, error) {
-	ws, err := l.StateWriters(ctx, runID)
+func stateWriter(s store.Limiter, ctx context.Context, runID string) (*store.StateWriter, error) {
+	ws, err := s.StateWriters(ctx, runID)
 	switch {
 	case err != nil:
 		return nil, err
@@ -298,10 +281,9 @@ func shared(holder string, lease time.Time) *store.WriterClaim {
 }
 
 func testWriterSlotShared(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
 	admit := func(c *store.WriterClaim, op string) error {
-		_, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: c, Operation: newOperation(op), Now: at(0)})
+		_, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Writer: c, Operation: newOperation(op), Now: at(0)})
 		return err
 	}
 	// Calls that only update the state share the slot...
@@ -315,7 +297,7 @@ func testWriterSlotShared(t *testing.T, s store.Store) {
 	if err := admit(claim("j1", at(time.Hour)), "op-3"); !errors.Is(err, store.ErrWriterBusy) {
 		t.Fatalf("exclusive beside shared holders: %v, want ErrWriterBusy", err)
 	}
-	ws, err := l.StateWriters(t.Context(), "run-1")
+	ws, err := s.StateWriters(t.Context(), "run-1")
 	if err != nil || len(ws) != 2 || !ws[0].Shared || !ws[1].Shared {
 		t.Fatalf("StateWriters = %+v, %v; want u1 and u2, shared", ws, err)
 	}

@@ -14,16 +14,6 @@ var listRunCases = []testCase{
 	{"Filters", testListRunsFilters},
 }
 
-// lister is s as a store.RunLister; every store of this module is one.
-func lister(t *testing.T, s store.Store) store.RunLister {
-	t.Helper()
-	l, ok := store.As[store.RunLister](s)
-	if !ok {
-		t.Fatalf("%T does not implement store.RunLister", s)
-	}
-	return l
-}
-
 // addRun creates the run KEY/ID (ID alone without a key) for principal,
 // created at base + min minutes.
 func addRun(t *testing.T, s store.Store, key, id, principal string, min int) string {
@@ -36,9 +26,9 @@ func addRun(t *testing.T, s store.Store, key, id, principal string, min int) str
 }
 
 // listIDs lists f and returns the stored ids, in order.
-func listIDs(t *testing.T, l store.RunLister, f store.RunFilter) []string {
+func listIDs(t *testing.T, s store.RunLister, f store.RunFilter) []string {
 	t.Helper()
-	runs, err := l.ListRuns(t.Context(), f)
+	runs, err := s.ListRuns(t.Context(), f)
 	if err != nil {
 		t.Fatalf("ListRuns(%+v): %v", f, err)
 	}
@@ -53,7 +43,6 @@ func listIDs(t *testing.T, l store.RunLister, f store.RunFilter) []string {
 // each exactly once; runs created at the same instant are ordered by id;
 // another key's runs never appear; no owner filter lists them all.
 func testListRunsPages(t *testing.T, s store.Store) {
-	l := lister(t, s)
 	var want []string
 	for i, id := range []string{"p1", "p2", "p3", "p4", "p5"} {
 		want = append(want, addRun(t, s, "agent", id, "cust_1", i+1))
@@ -66,7 +55,7 @@ func testListRunsPages(t *testing.T, s store.Store) {
 	var got []string
 	f := store.RunFilter{Owner: "agent", Limit: 2}
 	for page := 0; page < 10; page++ {
-		runs, err := l.ListRuns(t.Context(), f)
+		runs, err := s.ListRuns(t.Context(), f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +74,7 @@ func testListRunsPages(t *testing.T, s store.Store) {
 	if !slices.Equal(got, want) {
 		t.Errorf("pages of agent's runs: %q, want %q", got, want)
 	}
-	if all := listIDs(t, l, store.RunFilter{}); len(all) != 12 {
+	if all := listIDs(t, s, store.RunFilter{}); len(all) != 12 {
 		t.Errorf("no owner filter: %d runs %q, want 12", len(all), all)
 	}
 }
@@ -93,7 +82,6 @@ func testListRunsPages(t *testing.T, s store.Store) {
 // Each filter keeps what it says, and the last call's tool and code come
 // with each run.
 func testListRunsFilters(t *testing.T, s store.Store) {
-	l := lister(t, s)
 	a := addRun(t, s, "agent", "refund-1", "cust_42", 1)
 	b := addRun(t, s, "agent", "Lookup_2", "cust_7", 2)
 	c := addRun(t, s, "agent", "50%_off", "agent_x", 3)
@@ -127,11 +115,11 @@ func testListRunsFilters(t *testing.T, s store.Store) {
 		{"limit", store.RunFilter{Limit: 1}, []string{other}},
 	}
 	for _, tc := range cases {
-		if got := listIDs(t, l, tc.f); !slices.Equal(got, tc.want) {
+		if got := listIDs(t, s, tc.f); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	runs, err := l.ListRuns(t.Context(), store.RunFilter{Owner: "agent"})
+	runs, err := s.ListRuns(t.Context(), store.RunFilter{Owner: "agent"})
 	if err != nil {
 		t.Fatal(err)
 	}

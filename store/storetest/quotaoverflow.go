@@ -13,14 +13,13 @@ import (
 // refused, not wrapped to a negative use that lets everything through
 // (issue 27 #1), and the store still answers for the key afterwards.
 func testQuotaOverflow(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
 	claim := func(amount int64) []store.QuotaClaim {
 		return []store.QuotaClaim{{Quota: "refunds", Key: "alice", Amount: amount, Limit: 1_000_000, Window: 24 * time.Hour}}
 	}
 	admit := func(op string, amount int64) *store.Admitted {
 		t.Helper()
-		got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation(op), Quotas: claim(amount), Now: at(0)})
+		got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation(op), Quotas: claim(amount), Now: at(0)})
 		if err != nil {
 			t.Fatalf("admit %s of %d: %v", op, amount, err)
 		}
@@ -36,7 +35,7 @@ func testQuotaOverflow(t *testing.T, s store.Store) {
 	if got := admit("op-3", 999_999); !got.Began {
 		t.Fatalf("999,999 after the refusal: %+v, want began (the refusal reserved nothing)", got)
 	}
-	use, err := l.QuotaUsage(t.Context(), at(time.Second), map[string]time.Duration{"refunds": 24 * time.Hour})
+	use, err := s.QuotaUsage(t.Context(), at(time.Second), map[string]time.Duration{"refunds": 24 * time.Hour})
 	if err != nil || len(use) != 1 || use[0].Used != 1_000_000 || use[0].Reservations != 2 {
 		t.Fatalf("QuotaUsage = %+v, %v; want 1,000,000 in 2 reservations", use, err)
 	}
@@ -47,16 +46,15 @@ func testQuotaOverflow(t *testing.T, s store.Store) {
 // past int64 in SQL: "integer overflow" on SQLite, "bigint out of range"
 // on PostgreSQL).
 func testQuotaOverflowFrees(t *testing.T, s store.Store) {
-	l := limiter(t, s)
 	ensureRun(t, s, "run-1")
 	for i, amount := range []int64{1, math.MaxInt64 - 1} {
-		got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation(fmt.Sprintf("op-%d", i)),
+		got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation(fmt.Sprintf("op-%d", i)),
 			Quotas: []store.QuotaClaim{{Quota: "q", Key: "k", Amount: amount, Limit: math.MaxInt64, Window: time.Hour}}, Now: at(time.Duration(i) * time.Minute)})
 		if err != nil || !got.Began {
 			t.Fatalf("admit %d: %+v, %v", amount, got, err)
 		}
 	}
-	got, err := l.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation("op-2"),
+	got, err := s.Admit(t.Context(), &store.Admission{RunID: "run-1", Operation: newOperation("op-2"),
 		Quotas: []store.QuotaClaim{{Quota: "q", Key: "k", Amount: math.MaxInt64, Limit: math.MaxInt64, Window: time.Hour}}, Now: at(2 * time.Minute)})
 	if err != nil || got.Denied == nil || got.Denied.Used != math.MaxInt64 {
 		t.Fatalf("2^63-1 on a full quota: %+v, %v; want denied with 2^63-1 used", got, err)

@@ -72,8 +72,11 @@ func (r Reads) GetOperation(ctx context.Context, key string) (*types.Operation, 
 // ListOperations returns the operations in status, oldest (CreatedAt, then
 // insertion) first; a limit of 0 or less means 100.
 func (r Reads) ListOperations(ctx context.Context, status types.OpStatus, limit int) ([]types.Operation, error) {
-	args := []any{string(status), listLimit(limit)}
-	return list(ctx, r, "list operations", r.q.listOperations, args, func(row Row, op *types.Operation) error {
+	query, args := r.q.listOperations, []any{string(status), listLimit(limit)}
+	if q, ok := r.q.listOperationsIn[status]; ok {
+		query, args = q, args[1:]
+	}
+	return list(ctx, r, "list operations", query, args, func(row Row, op *types.Operation) error {
 		return scanOperation(row, r.cols, op)
 	})
 }

@@ -1,6 +1,11 @@
 package sqlq
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/types"
+)
 
 // Queries are the statements both stores run, in one dialect's form: built
 // once, at start-up (Dialect.Queries). The executions' SELECT has no fixed
@@ -32,9 +37,14 @@ type Queries struct {
 
 	selectApproval, findApproval, listApprovals string
 	listOperations                              string
-	selectWriters, quotaUsage                   string
-	quotaUsed, quotaFrees                       string
-	selectRun                                   string
+	// listOperationsIn are listOperations with each of the ledger's
+	// statuses written in the statement, so that PostgreSQL plans it on
+	// that status's partial index (a generic plan of "status = $1" could
+	// use none).
+	listOperationsIn          map[types.OpStatus]string
+	selectWriters, quotaUsage string
+	quotaUsed, quotaFrees     string
+	selectRun                 string
 }
 
 // queriesFor binds the statements to d.
@@ -50,6 +60,11 @@ func queriesFor(d *Dialect) *Queries {
 		BeginOperation:  d.Bind(BeginOperationSQL),
 		SelectOperation: d.Bind(SelectOperationSQL),
 		listOperations:  d.Bind(fmt.Sprintf(listOperationsSQL, d.insertionOrder)),
+		listOperationsIn: map[types.OpStatus]string{
+			types.OpStarted:   listOperationsIn(d, types.OpStarted),
+			types.OpCompleted: listOperationsIn(d, types.OpCompleted),
+			types.OpUnknown:   listOperationsIn(d, types.OpUnknown),
+		},
 		PruneExecutions: d.Bind(pruneExecutionsSQL),
 		PruneStats:      d.Bind(pruneStatsSQL),
 		UpsertStats:     d.Bind(upsertStatsSQL),
@@ -58,4 +73,12 @@ func queriesFor(d *Dialect) *Queries {
 		quotaUsed:       d.Bind(quotaUsedSQL),
 		quotaFrees:      d.Bind(fmt.Sprintf(quotaFreesSQL, d.reservationOrder)),
 	}
+}
+
+// listOperationsIn is listOperations for one status, written in the
+// statement: its one argument is the limit.
+func listOperationsIn(d *Dialect, status types.OpStatus) string {
+	q := strings.Replace(listOperationsSQL, "status = $1", "status = '"+string(status)+"'", 1)
+	q = strings.Replace(q, "LIMIT $2", "LIMIT $1", 1)
+	return d.Bind(fmt.Sprintf(q, d.insertionOrder))
 }

@@ -1,4 +1,4 @@
-package toolgate_test
+package toolsource_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package toolgate_test
+package toolsource_test
 
 import (
 	"log/slog"
@@ -21,7 +21,7 @@ func TestOpenAPIBesideAnMCPServer(t *testing.T) {
 	fake := &petstore{}
 	api := httptest.NewServer(fake)
 	defer api.Close()
-	document, _ := filepath.Abs(filepath.Join("testdata", "openapi", "petstore", "petstore.yaml"))
+	document, _ := filepath.Abs(filepath.Join("..", "testdata", "openapi", "petstore", "petstore.yaml"))
 	cfg := &config.Config{Store: "memory", Dependencies: map[string]*config.Dependency{
 		"tools":    {MCP: &config.MCP{URL: mcpSrv.URL}, Import: &config.Import{Tools: []string{"echo", "toggle_extra", "ext*"}}},
 		"petstore": {BaseURL: api.URL + "/api", OpenAPI: document, Import: &config.Import{Operations: []string{"listPets"}}},

@@ -1,4 +1,4 @@
-package toolgate_test
+package reload_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package openapi
 
-// The differential test: config/openapi reads documents by hand, so every
+// The differential test: toolsource/openapi reads documents by hand, so every
 // document the tests have is read again with kin-openapi (a test-only
 // dependency) and what each side sees of every operation must agree. The
 // reading and $ref resolution are kin-openapi's; toolgate's rules for what
@@ -50,7 +50,7 @@ func (f opFacts) String() string {
 		f.params, f.body, f.bodyRequired, f.bodyProps, f.bodyReq, f.output)
 }
 
-// skip kinds, each a phrase of the reason config/openapi gives.
+// skip kinds, each a phrase of the reason toolsource/openapi gives.
 const (
 	skipMethod  = "is not one toolgate sends"
 	skipCookie  = "toolgate does not send cookies"
@@ -60,9 +60,9 @@ const (
 	skipClashes = "is already" // two operations make the same tool name
 )
 
-// kinMethods are the methods of a path item that config/openapi reads,
+// kinMethods are the methods of a path item that toolsource/openapi reads,
 // upper case as kin-openapi keys them (kin-openapi also knows CONNECT and
-// 3.2's additional operations; config/openapi reads only OpenAPI 3.0 and
+// 3.2's additional operations; toolsource/openapi reads only OpenAPI 3.0 and
 // 3.1's eight).
 var kinMethods = []string{"GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"}
 
@@ -244,7 +244,7 @@ func kinOutput(op *openapi3.Operation) bool {
 	return false
 }
 
-// toolgateFacts loads the document with config/openapi and reads the same
+// toolgateFacts loads the document with toolsource/openapi and reads the same
 // facts back from its tools, before toolgate's renaming: an argument is
 // taken by its placement (config.Param's In and Name), so a body property
 // renamed body_<name> beside a parameter <name> counts as <name>.
@@ -284,7 +284,7 @@ func toolgateFacts(t *testing.T, path string) map[string]opFacts {
 	}
 	// An optional body's required list is not in the input schema (none of
 	// its properties is a required argument), so it is read before that
-	// step: the body schema as config/openapi resolves and converts it.
+	// step: the body schema as toolsource/openapi resolves and converts it.
 	// The input schema must then require exactly those of its properties
 	// when the body is required, and none when it is not.
 	for key, req := range toolgateBodyRequired(t, path) {
@@ -326,7 +326,7 @@ func withSkipped(t *testing.T, out map[string]opFacts, skipped []Skipped) map[st
 }
 
 // toolgateBodyRequired reads each operation's JSON request body with
-// config/openapi's reader and converter: the required list of the body
+// toolsource/openapi's reader and converter: the required list of the body
 // schema, by "METHOD path".
 func toolgateBodyRequired(t *testing.T, path string) map[string][]string {
 	t.Helper()
@@ -389,16 +389,16 @@ func diffDocument(t *testing.T, path string) {
 	for _, key := range slices.Sorted(maps.Keys(want)) {
 		g, ok := got[key]
 		if !ok {
-			t.Errorf("%s: kin-openapi reads it, config/openapi has no tool or skip for it (kin: %v)", key, want[key])
+			t.Errorf("%s: kin-openapi reads it, toolsource/openapi has no tool or skip for it (kin: %v)", key, want[key])
 			continue
 		}
 		if g.String() != want[key].String() {
-			t.Errorf("%s:\n config/openapi %v\n kin-openapi    %v", key, g, want[key])
+			t.Errorf("%s:\n toolsource/openapi %v\n kin-openapi    %v", key, g, want[key])
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[key]; !ok {
-			t.Errorf("%s: config/openapi has it (%v), kin-openapi does not", key, got[key])
+			t.Errorf("%s: toolsource/openapi has it (%v), kin-openapi does not", key, got[key])
 		}
 	}
 	if len(want) == 0 {
@@ -409,7 +409,7 @@ func diffDocument(t *testing.T, path string) {
 	}
 }
 
-// TestKinOpenAPIAgrees: on every document the tests have, config/openapi
+// TestKinOpenAPIAgrees: on every document the tests have, toolsource/openapi
 // and kin-openapi see the same operations, parameters, bodies and
 // answers.
 func TestKinOpenAPIAgrees(t *testing.T) {

@@ -1,14 +1,13 @@
-package toolgate
+package reload
 
 import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/config/openapi"
-	"github.com/toolgate/toolgate/execute/mcpcall"
 )
 
 // ConfigInfo says which configuration a Gateway runs. It holds no secret:
@@ -70,17 +69,44 @@ var restartOnly = []struct {
 	{"telemetry", func(a, b *config.Config) bool { return a.Telemetry == b.Telemetry }, func(f, t *config.Config) { t.Telemetry = f.Telemetry }},
 }
 
-// ConfigInfo returns which configuration is live and how the last reload
-// went.
-func (g *Gateway) ConfigInfo() ConfigInfo {
-	g.reloadMu.Lock()
-	defer g.reloadMu.Unlock()
-	cfg := g.pipeline.Tools()
-	info := ConfigInfo{Version: cfg.Version, Path: cfg.Path, LoadedAt: g.loadedAt,
+// Config is what a Controller needs of its gateway.
+type Config struct {
+	// Live returns the configuration new calls are admitted under.
+	// Required.
+	Live func() *config.Config
+	// Now is the gateway's clock. Required.
+	Now func() time.Time
+	// Apply makes a normalized config (imports not merged) live or says
+	// why it cannot be. Required.
+	Apply func(*config.Config) error
+}
+
+// Controller reloads one gateway's configuration, one reload at a time.
+type Controller struct {
+	cfg Config
+
+	mu              sync.Mutex // one reload at a time; guards the fields below
+	loadedAt        time.Time
+	restartRequired []string
+	lastReload      *ReloadOutcome
+}
+
+// New returns the controller of a gateway whose live config was loaded
+// now.
+func New(cfg Config) *Controller {
+	return &Controller{cfg: cfg, loadedAt: cfg.Now()}
+}
+
+// Info returns which configuration is live and how the last reload went.
+func (c *Controller) Info() ConfigInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg := c.cfg.Live()
+	info := ConfigInfo{Version: cfg.Version, Path: cfg.Path, LoadedAt: c.loadedAt,
 		Tools: len(cfg.Tools), Dependencies: len(cfg.Dependencies),
-		RestartRequired: append([]string(nil), g.restartRequired...)}
-	if g.lastReload != nil {
-		last := *g.lastReload
+		RestartRequired: append([]string(nil), c.restartRequired...)}
+	if c.lastReload != nil {
+		last := *c.lastReload
 		info.LastReload = &last
 	}
 	return info
@@ -90,18 +116,18 @@ func (g *Gateway) ConfigInfo() ConfigInfo {
 // reloads it (Reload). When the file does not load or compile, the error
 // lists every problem (errors.Join of *config.Problem and compile errors),
 // the outcome says the reload was refused, and the live config stays.
-func (g *Gateway) ReloadFile(path string) (*ReloadOutcome, error) {
+func (c *Controller) ReloadFile(path string) (*ReloadOutcome, error) {
 	if path == "" {
-		path = g.pipeline.Tools().Path
+		path = c.cfg.Live().Path
 	}
 	if path == "" {
 		return nil, errors.New("toolgate: reload: the live config was not loaded from a file")
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		return g.refused(err), err
+		return c.refused(err), err
 	}
-	return g.Reload(cfg)
+	return c.Reload(cfg)
 }
 
 // Reload makes cfg the configuration of every call admitted from now on.
@@ -116,16 +142,16 @@ func (g *Gateway) ReloadFile(path string) (*ReloadOutcome, error) {
 // into cfg) and, when they differ, are named in the outcome's NotApplied.
 // Circuit breakers, retry budgets and statistics keep their state for every
 // dependency and tool the new config still has.
-func (g *Gateway) Reload(cfg *config.Config) (*ReloadOutcome, error) {
+func (c *Controller) Reload(cfg *config.Config) (*ReloadOutcome, error) {
 	if cfg == nil {
 		return nil, errors.New("toolgate: Reload needs a config")
 	}
 	if err := cfg.Normalize(); err != nil {
-		return g.refused(err), err
+		return c.refused(err), err
 	}
-	g.reloadMu.Lock()
-	defer g.reloadMu.Unlock()
-	old := g.pipeline.Tools()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.cfg.Live()
 	var notApplied []string
 	for _, k := range restartOnly {
 		if !k.same(old, cfg) {
@@ -133,39 +159,28 @@ func (g *Gateway) Reload(cfg *config.Config) (*ReloadOutcome, error) {
 			k.keep(old, cfg)
 		}
 	}
-	now := g.pipeline.Now()
-	var err error
-	switch {
-	case g.upstreams != nil:
-		err = g.upstreams.reload(cfg, g.pipeline.Reload)
-	case mcpcall.HasMCP(cfg):
-		err = errors.New("the new config adds MCP servers; they are connected when toolgate starts: restart toolgate")
-	case openapi.Has(cfg):
-		err = reloadOpenAPI(cfg, g.pipeline.Reload)
-	default:
-		err = g.pipeline.Reload(cfg)
-	}
-	if err != nil {
-		g.lastReload = &ReloadOutcome{At: now, Version: old.Version, Previous: old.Version, Problems: problemLines(err)}
-		out := *g.lastReload
+	now := c.cfg.Now()
+	if err := c.cfg.Apply(cfg); err != nil {
+		c.lastReload = &ReloadOutcome{At: now, Version: old.Version, Previous: old.Version, Problems: problemLines(err)}
+		out := *c.lastReload
 		return &out, err
 	}
-	g.loadedAt = now
+	c.loadedAt = now
 	// Restart-only values are carried forward, so the live ones are those
 	// of the start: what differs from them now is what waits for a restart.
-	g.restartRequired = notApplied
-	g.lastReload = &ReloadOutcome{At: now, OK: true, Version: cfg.Version, Previous: old.Version, NotApplied: notApplied}
-	out := *g.lastReload
+	c.restartRequired = notApplied
+	c.lastReload = &ReloadOutcome{At: now, OK: true, Version: cfg.Version, Previous: old.Version, NotApplied: notApplied}
+	out := *c.lastReload
 	return &out, nil
 }
 
-// refused records a reload refused before it reached the pipeline.
-func (g *Gateway) refused(err error) *ReloadOutcome {
-	g.reloadMu.Lock()
-	defer g.reloadMu.Unlock()
-	v := g.pipeline.Tools().Version
-	g.lastReload = &ReloadOutcome{At: g.pipeline.Now(), Version: v, Previous: v, Problems: problemLines(err)}
-	out := *g.lastReload
+// refused records a reload refused before it was applied.
+func (c *Controller) refused(err error) *ReloadOutcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.cfg.Live().Version
+	c.lastReload = &ReloadOutcome{At: c.cfg.Now(), Version: v, Previous: v, Problems: problemLines(err)}
+	out := *c.lastReload
 	return &out
 }
 

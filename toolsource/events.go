@@ -1,34 +1,6 @@
-package toolgate
+package toolsource
 
-import (
-	"context"
-	"sync"
-
-	"github.com/toolgate/toolgate/execute/mcpcall"
-	"github.com/toolgate/toolgate/pipeline"
-)
-
-// UpstreamRead is a read of an imported MCP server that is not a tool
-// call (resources/read, prompts/get, completion/complete): see
-// pipeline.Read.
-type UpstreamRead = pipeline.Read
-
-// MCPPool is the client of the configuration's MCP servers (their
-// catalogues of resources and prompts, their subscriptions); nil when the
-// configuration has none.
-func (g *Gateway) MCPPool() *mcpcall.Pool {
-	if g.upstreams == nil {
-		return nil
-	}
-	return g.upstreams.pool
-}
-
-// ReadUpstream runs r under its server's circuit breaker and timeout and
-// records it as one execution row of its run, like a read tool call. The
-// error is non-nil only for an unknown run or a store failure.
-func (g *Gateway) ReadUpstream(ctx context.Context, r *UpstreamRead) (*Result, error) {
-	return g.pipeline.Read(ctx, r)
-}
+import "sync"
 
 // MCPEvents are told what the imported MCP servers say about their
 // catalogues.
@@ -43,12 +15,7 @@ type MCPEvents struct {
 
 // OnMCPEvents registers e; the returned func unregisters it. Without MCP
 // servers nothing is ever told.
-func (g *Gateway) OnMCPEvents(e MCPEvents) (stop func()) {
-	if g.upstreams == nil {
-		return func() {}
-	}
-	return g.upstreams.events.add(e)
-}
+func (s *Sources) OnMCPEvents(e MCPEvents) (stop func()) { return s.events.add(e) }
 
 // mcpEvents fans the pool's catalogue notifications out to the edges.
 type mcpEvents struct {

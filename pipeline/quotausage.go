@@ -1,13 +1,9 @@
-package toolgate
+package pipeline
 
 import (
 	"context"
-	"errors"
 	"time"
 )
-
-// ErrNoQuotas is returned by QuotaUsage when the store keeps no quotas.
-var ErrNoQuotas = errors.New("toolgate: this store keeps no quotas")
 
 // QuotaUse is one quota key's use inside its window, as GET /v1/quotas
 // shows it.
@@ -30,14 +26,10 @@ type QuotaUse struct {
 
 // QuotaUsage lists the use of every quota key that has a reservation
 // inside its window, for the quotas the config names, by quota then key.
-func (g *Gateway) QuotaUsage(ctx context.Context) ([]QuotaUse, error) {
-	l := g.pipeline.Limiter()
-	if l == nil {
-		return nil, ErrNoQuotas
-	}
+func (p *Pipeline) QuotaUsage(ctx context.Context) ([]QuotaUse, error) {
 	windows := map[string]time.Duration{}
 	limits := map[string]int64{}
-	for _, t := range g.Config().Tools {
+	for _, t := range p.Tools().Tools {
 		if t == nil {
 			continue
 		}
@@ -48,7 +40,7 @@ func (g *Gateway) QuotaUsage(ctx context.Context) ([]QuotaUse, error) {
 	if len(windows) == 0 {
 		return []QuotaUse{}, nil
 	}
-	rows, err := l.QuotaUsage(ctx, g.pipeline.Now(), windows)
+	rows, err := p.store.QuotaUsage(ctx, p.Now(), windows)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package toolgate_test
+package toolsource_test
 
 import (
 	"io"
@@ -60,7 +60,7 @@ func openPetstore(t *testing.T) (*toolgate.Gateway, *petstore, string) {
 	fake := &petstore{}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	path := filepath.Join("..", "testdata", "openapi", "petstore", "toolgate.yaml")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestOpenAPIEffectsFromMethods(t *testing.T) {
 }
 
 func TestOpenAPIUnknownOperationKeepsTheGatewayClosed(t *testing.T) {
-	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	path := filepath.Join("..", "testdata", "openapi", "petstore", "toolgate.yaml")
 	raw, _ := os.ReadFile(path)
 	raw = []byte(strings.Replace(string(raw), `import: {operations: ["*"]}`, `import: {operations: ["listPets", "listPotatoes"]}`, 1))
 	raw = []byte(strings.Split(string(raw), "\ntools:")[0])
@@ -251,7 +251,7 @@ func TestOpenAPIUnknownOperationKeepsTheGatewayClosed(t *testing.T) {
 // is refused and the running tools stay.
 func TestOpenAPIReload(t *testing.T) {
 	gw, fake, run := openPetstore(t)
-	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	path := filepath.Join("..", "testdata", "openapi", "petstore", "toolgate.yaml")
 	raw, _ := os.ReadFile(path)
 	vars := func(k string) (string, bool) {
 		return map[string]string{"PETSTORE_URL": "http://127.0.0.1:1", "PETSTORE_TOKEN": "t"}[k], true
@@ -319,7 +319,7 @@ func TestOpenAPIOutputSchema(t *testing.T) {
 	}
 
 	// output_schema: {} under tools: turns the check off.
-	path := filepath.Join("testdata", "openapi", "petstore", "toolgate.yaml")
+	path := filepath.Join("..", "testdata", "openapi", "petstore", "toolgate.yaml")
 	raw, _ := os.ReadFile(path)
 	vars := map[string]string{"PETSTORE_URL": strings.TrimSuffix(gw.Config().Dependencies["petstore"].BaseURL, "/api"), "PETSTORE_TOKEN": "tok"}
 	cfg, err := config.Parse([]byte(strings.Replace(string(raw), "  listPets:\n", "  listPets:\n    output_schema: {}\n", 1)), path,

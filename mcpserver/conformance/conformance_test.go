@@ -1,4 +1,4 @@
-package mcpserver_test
+package conformance_test
 
 import (
 	"bufio"
@@ -30,9 +30,9 @@ import (
 // against toolgate fronting the fixture, and prints the table of both.
 //
 // A scenario that passes directly must pass through toolgate, unless
-// testdata/conformance-known-failing.txt lists it with its reason; a listed
-// scenario that passes through toolgate fails the test too, so that the
-// list stays true (delete its line).
+// testdata/known-failing.txt lists it with its reason; a listed scenario
+// that passes through toolgate fails the test too, so that the list stays
+// true (delete its line).
 func TestConformance(t *testing.T) {
 	node := npmfixture.Node(t)
 	suite := npmfixture.Path(t, "@modelcontextprotocol/conformance", "dist/index.js")
@@ -40,13 +40,13 @@ func TestConformance(t *testing.T) {
 
 	direct := httptest.NewServer(mcpconformance.Handler())
 	t.Cleanup(direct.Close)
-	fronted := httptest.NewServer(conformanceGateway(t, direct.URL+"/mcp"))
+	fronted := httptest.NewServer(gateway(t, direct.URL+"/mcp"))
 	t.Cleanup(fronted.Close)
 
 	var wg sync.WaitGroup
-	var viaFixture, viaToolgate map[string]scenarioResult
-	wg.Go(func() { viaFixture = runSuite(t, node, suite, direct.URL+"/mcp") })
-	wg.Go(func() { viaToolgate = runSuite(t, node, suite, fronted.URL+"/mcp") })
+	var viaFixture, viaToolgate map[string]result
+	wg.Go(func() { viaFixture = run(t, node, suite, direct.URL+"/mcp") })
+	wg.Go(func() { viaToolgate = run(t, node, suite, fronted.URL+"/mcp") })
 	wg.Wait()
 	if len(viaFixture) == 0 || len(viaToolgate) == 0 {
 		t.Fatal("the suite reported no scenarios")
@@ -75,16 +75,16 @@ func TestConformance(t *testing.T) {
 		case d.ok() && !g.ok() && !listed:
 			t.Errorf("%s passes against the fixture but fails through toolgate: %s", n, g.why)
 		case g.ok() && listed:
-			t.Errorf("%s now passes through toolgate: delete its line from testdata/conformance-known-failing.txt", n)
+			t.Errorf("%s now passes through toolgate: delete its line from testdata/known-failing.txt", n)
 		}
 	}
 	fmt.Fprintf(&table, "passed: %d of %d directly, %d of %d through toolgate\n", directPass, len(names), gatePass, len(names))
 	t.Log("\n" + table.String())
 }
 
-// conformanceGateway is toolgate's /mcp fronting the fixture at url: every fixture
+// gateway is toolgate's /mcp fronting the fixture at url: every fixture
 // tool, resource and prompt imported, no keys (development mode on 127.0.0.1).
-func conformanceGateway(t *testing.T, url string) *mcpserver.HTTPHandler {
+func gateway(t *testing.T, url string) *mcpserver.HTTPHandler {
 	t.Helper()
 	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  fixture:\n    mcp: {url: "+strconv.Quote(url)+"}\n    import: {tools: [\"*\"], resources: [\"*\"], prompts: [\"*\"]}\n"), "", nil)
 	if err != nil {
@@ -96,29 +96,29 @@ func conformanceGateway(t *testing.T, url string) *mcpserver.HTTPHandler {
 	}
 	t.Cleanup(func() { gw.Close() })
 	h := mcpserver.Handler(gw, mcpserver.Options{})
-	t.Cleanup(h.Close)
+	t.Cleanup(h.CloseSessions)
 	return h
 }
 
-// scenarioResult is one scenario's outcome: failed checks, with their messages.
-type scenarioResult struct {
+// result is one scenario's outcome: failed checks, with their messages.
+type result struct {
 	checks int
 	failed []string
 	why    string
 }
 
-func (r scenarioResult) ok() bool { return r.checks > 0 && len(r.failed) == 0 }
+func (r result) ok() bool { return r.checks > 0 && len(r.failed) == 0 }
 
-func (r scenarioResult) String() string {
+func (r result) String() string {
 	if r.ok() {
 		return "pass"
 	}
 	return "FAIL"
 }
 
-// runSuite runs every active server scenario against url and reads each one's
+// run runs every active server scenario against url and reads each one's
 // checks.json from the output directory.
-func runSuite(t *testing.T, node, suite, url string) map[string]scenarioResult {
+func run(t *testing.T, node, suite, url string) map[string]result {
 	t.Helper()
 	out := t.TempDir()
 	cmd := exec.Command(node, suite, "server", "--url", url, "--output-dir", out)
@@ -127,7 +127,7 @@ func runSuite(t *testing.T, node, suite, url string) map[string]scenarioResult {
 	if err != nil && cmd.ProcessState == nil {
 		t.Fatalf("running the suite: %v", err)
 	}
-	results := map[string]scenarioResult{}
+	results := map[string]result{}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
 	for _, path := range dirs {
 		name := scenarioName(filepath.Base(filepath.Dir(path)))
@@ -143,7 +143,7 @@ func runSuite(t *testing.T, node, suite, url string) map[string]scenarioResult {
 		if err := json.Unmarshal(b, &checks); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		r := scenarioResult{checks: len(checks)}
+		r := result{checks: len(checks)}
 		for _, c := range checks {
 			if c.Status == "FAILURE" {
 				r.failed = append(r.failed, c.ID)
@@ -158,20 +158,20 @@ func runSuite(t *testing.T, node, suite, url string) map[string]scenarioResult {
 	return results
 }
 
-// scenarioTimestamp ends the name of a scenario's output directory.
-var scenarioTimestamp = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T.*$`)
+// timestamp ends the name of a scenario's output directory.
+var timestamp = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T.*$`)
 
 // scenarioName is the scenario of an output directory named
 // "server-<scenario>-<timestamp>".
 func scenarioName(dir string) string {
-	return scenarioTimestamp.ReplaceAllString(strings.TrimPrefix(dir, "server-"), "")
+	return timestamp.ReplaceAllString(strings.TrimPrefix(dir, "server-"), "")
 }
 
-// knownFailing reads testdata/conformance-known-failing.txt: "scenario
-// reason" lines, # comments.
+// knownFailing reads testdata/known-failing.txt: "scenario  reason" lines,
+// # comments.
 func knownFailing(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open("testdata/conformance-known-failing.txt")
+	f, err := os.Open("testdata/known-failing.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
