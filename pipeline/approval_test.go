@@ -148,3 +148,26 @@ func TestApprovedConcurrentRepeatsExecuteOnce(t *testing.T) {
 		t.Fatalf("provider saw %+v, want one refund", c)
 	}
 }
+
+// An approval admits an action past the rules that asked for it, never
+// past a flat deny rule: once approved, the rules are checked again with
+// the approval rules passed over.
+func TestApprovedActionStillMeetsDenyRules(t *testing.T) {
+	b := setup(t, setupOpts{honourKeys: true, mutate: func(cfg *config.Config) {
+		approvalRule(cfg)
+		tool := cfg.Tools["issue_refund"]
+		tool.Rules = append(tool.Rules, config.Rule{Deny: "args.amount_paise > 750000", Message: "Refunds above 750000 paise are never made here."})
+	}})
+	held := b.call("issue_refund", refundArgs(800000))
+	if held.Code() != types.CodeApprovalRequired {
+		t.Fatalf("want approval_required first, got %s: %s", held.Code(), held.Observation)
+	}
+	decide(t, b, held.Meta.ApprovalID, true, "")
+	res := b.call("issue_refund", refundArgs(800000))
+	if res.OK || res.Code() == types.CodeApprovalRequired || !strings.Contains(res.Observation, "never made here") {
+		t.Fatalf("approved but denied by a flat rule: got %s: %s", res.Code(), res.Observation)
+	}
+	if b.payments.Counts().Requests != 0 {
+		t.Fatal("an approved action a deny rule refuses reached the provider")
+	}
+}

@@ -29,21 +29,30 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 		}
 		f.state = st
 	}
-	checked, refusal := f.cfg.validator.Check(&validate.Input{
+	in := &validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
 		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
 		Key: f.run.Owner,
-	})
-	if checked != nil {
-		f.bind(checked)
 	}
-	if refusal != nil && refusal.Approval && checked != nil {
-		refusal = p.approve(ctx, f, refusal)
+	for {
+		checked, refusal := f.cfg.validator.Check(in)
+		if checked != nil {
+			f.bind(checked)
+		}
+		if refusal != nil && refusal.Approval && checked != nil && !in.SkipApprovalRules {
+			var approved bool
+			if refusal, approved = p.approve(ctx, f, refusal); approved {
+				// The rules once more, with the approval rules passed
+				// over: a flat deny rule still refuses an approved action.
+				in.SkipApprovalRules = true
+				continue
+			}
+		}
+		if refusal == nil && f.spec.Owner != nil {
+			refusal = p.checkOwner(ctx, f)
+		}
+		return refusal, nil
 	}
-	if refusal == nil && f.spec.Owner != nil {
-		refusal = p.checkOwner(ctx, f)
-	}
-	return refusal, nil
 }
 
 // bind records what validation resolved: the tool and the operation key.
@@ -78,22 +87,22 @@ func operationKey(c *validate.Checked, runID string) string {
 // The approval is bound to the exact action: tool, canonical arguments,
 // principal and config version, with an expiry; and to the run that asked
 // for it, so that no other run (another key's, asserting the same
-// principal) is told its id or can use it. It returns nil when an
-// approval admits the call (the rules are then checked again, without the
+// principal) is told its id or can use it. It returns approved when an
+// approval admits the call (judge then checks the rules again, without the
 // approval rules), or the refusal to answer with.
-func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) *validate.Refusal {
+func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) (_ *validate.Refusal, approved bool) {
 	now := p.clock.Now()
 	binding := store.Binding{Tool: f.spec.Name, ArgsHash: f.checked.ArgsHash, PrincipalID: f.run.Principal.ID, ConfigVersion: f.cfg.tools.Version, RunID: f.run.ID}
 	a, err := p.store.FindApproval(ctx, binding)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be looked up (toolgate's database did not answer in time); nothing was done"}
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be looked up (toolgate's database did not answer in time); nothing was done"}, false
 	}
 	if a != nil && now.Before(a.ExpiresAt) {
 		switch a.Status {
 		case store.ApprovalPending:
 			f.approvalID, f.wait = a.ID, approvalWait
 			return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,
-				Message: fmt.Sprintf("%s Approval %s is still waiting for a person's decision.", r.Message, a.ID)}
+				Message: fmt.Sprintf("%s Approval %s is still waiting for a person's decision.", r.Message, a.ID)}, false
 		case store.ApprovalDenied:
 			f.approvalID = a.ID
 			msg := fmt.Sprintf("A person (%s) denied this exact action (approval %s)", orDash(a.By), a.ID)
@@ -101,7 +110,7 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 				msg += ": " + a.Comment
 			}
 			return &validate.Refusal{Code: types.CodeApprovalDenied, Rule: r.Rule,
-				Message: msg + ". Do not repeat it; tell the user it was declined, or take another course."}
+				Message: msg + ". Do not repeat it; tell the user it was declined, or take another course."}, false
 		case store.ApprovalApproved:
 			opKey := f.key
 			if opKey == "" {
@@ -109,11 +118,11 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 			}
 			used, err := p.store.UseApproval(ctx, a.ID, opKey)
 			if err != nil {
-				return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be applied (toolgate's database did not answer in time); nothing was done"}
+				return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval could not be applied (toolgate's database did not answer in time); nothing was done"}, false
 			}
 			if used {
 				f.approvalID = a.ID
-				return p.recheckApproved(f)
+				return nil, true
 			}
 			// Approved, but for another operation: this one needs its own.
 		}
@@ -126,25 +135,11 @@ func (p *Pipeline) approve(ctx context.Context, f *flight, r *validate.Refusal) 
 		CreatedAt: now, ExpiresAt: now.Add(f.cfg.tools.ApprovalTTL.D()),
 	})
 	if err != nil {
-		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval request could not be recorded (toolgate's database did not answer in time); nothing was done"}
+		return &validate.Refusal{Code: types.CodeStoreUnavailable, Rule: -1, Message: "the approval request could not be recorded (toolgate's database did not answer in time); nothing was done"}, false
 	}
 	f.approvalID, f.wait = id, approvalWait
 	return &validate.Refusal{Code: types.CodeApprovalRequired, Rule: r.Rule, Approval: true,
-		Message: fmt.Sprintf("%s Approval %s has been requested from a person; it expires in %s.", r.Message, id, f.cfg.tools.ApprovalTTL)}
-}
-
-// recheckApproved runs the rules again with the approval rules passed over:
-// a flat deny rule still refuses an approved action.
-func (p *Pipeline) recheckApproved(f *flight) *validate.Refusal {
-	checked, refusal := f.cfg.validator.Check(&validate.Input{
-		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID, SkipApprovalRules: true,
-		Key: f.run.Owner,
-	})
-	if checked != nil {
-		f.checked = checked
-	}
-	return refusal
+		Message: fmt.Sprintf("%s Approval %s has been requested from a person; it expires in %s.", r.Message, id, f.cfg.tools.ApprovalTTL)}, false
 }
 
 // approvalWait is the advice to an agent waiting for a person.
