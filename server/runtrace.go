@@ -31,7 +31,7 @@ func linkSettlements(history []HistoryEntry, rows []types.Execution) {
 }
 
 // runApprovals are the approval requests raised by the run stored as runID,
-// oldest first; nil when the store keeps no approvals or cannot list them
+// oldest first; nil when the store cannot list them
 // (the run page then says so rather than failing).
 func (s *Server) runApprovals(r *http.Request, runID string) []ApprovalDocument {
 	list, err := s.gw.Approvals(r.Context(), "", maxRunApprovals)

@@ -36,7 +36,7 @@ type Summary struct {
 	// for a verify read or a repeat to settle them (whatever their age).
 	UnknownOutcomes int `json:"unknown_outcomes"`
 	// ApprovalsWaiting counts the approval requests waiting for a person
-	// (-1 when the store keeps no approvals).
+	// (-1 when the store could not list them).
 	ApprovalsWaiting int `json:"approvals_waiting"`
 	// BreakersOpen counts this replica's open circuit breakers.
 	BreakersOpen int `json:"breakers_open"`
