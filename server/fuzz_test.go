@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
 )
@@ -77,14 +78,34 @@ func sameJSON(a, b json.RawMessage) bool {
 	return bytes.Equal(expr.Canonical(da), expr.Canonical(db))
 }
 
+// fuzzRefundYAML is the one tool FuzzValidateArgs judges arguments
+// against: the refunds fixture's issue_refund with its permission and limit
+// rule, and a nested address, a list and an enum added to its arguments.
+var fuzzRefundYAML = refunds.Config("http://127.0.0.1:9001",
+	refunds.Delete("tools.get_order", "tools.list_refunds", "tools.issue_refund.idempotency", "tools.issue_refund.owner",
+		"tools.issue_refund.verify", "tools.issue_refund.state"),
+	refunds.Add("tools.issue_refund.input_schema.properties", `
+reason: {type: string, enum: [damaged, late, goodwill]}
+address:
+  type: object
+  properties:
+    city: {type: string, maxLength: 40}
+    zip: {type: string, pattern: "^[0-9]{6}$"}
+  additionalProperties: false
+items:
+  type: array
+  maxItems: 5
+  items: {type: object, required: [sku], properties: {sku: {type: string}, qty: {type: integer, minimum: 1}}}
+`))
+
 // FuzzValidateArgs judges arbitrary arguments against one fixed tool
-// (testdata/validate/toolgate.yaml; seeds in testdata/fuzz/FuzzValidateArgs)
+// (fuzzRefundYAML; seeds in testdata/fuzz/FuzzValidateArgs)
 // with validate.Compile and Check. It must never panic and must return
 // exactly one result; a refusal has a code and a one-line message; an
 // accepted call really meets the schema and the rule, and its canonical
 // arguments are stable.
 func FuzzValidateArgs(f *testing.F) {
-	cfg, err := config.Load("testdata/validate/toolgate.yaml")
+	cfg, err := config.Parse([]byte(fuzzRefundYAML), "", nil)
 	if err != nil {
 		f.Fatal(err)
 	}
