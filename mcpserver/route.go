@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -59,10 +60,40 @@ func (h *HTTPHandler) route(w http.ResponseWriter, r *http.Request) {
 			h.tooManySessions(w, key)
 			return
 		}
-		defer h.sessions.unreserve(key)
+		// The place is given back when the answer starts (the session, if
+		// one was made, is counted as live by then), not after it: a client
+		// that opens its next session as soon as it reads the answer must
+		// not find this place still taken.
+		rw := &unreserveOnWrite{ResponseWriter: w, release: func() { h.sessions.unreserve(key) }}
+		defer rw.done()
+		w = rw
 	}
 	h.stateful.ServeHTTP(w, r)
 }
+
+// unreserveOnWrite calls release once, at the first byte or header of the
+// answer, or when the request is done if nothing was written.
+type unreserveOnWrite struct {
+	http.ResponseWriter
+	once    sync.Once
+	release func()
+}
+
+func (u *unreserveOnWrite) done() { u.once.Do(u.release) }
+
+func (u *unreserveOnWrite) WriteHeader(status int) {
+	u.done()
+	u.ResponseWriter.WriteHeader(status)
+}
+
+func (u *unreserveOnWrite) Write(b []byte) (int, error) {
+	u.done()
+	return u.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer
+// (flushes of a streamed answer, deadlines).
+func (u *unreserveOnWrite) Unwrap() http.ResponseWriter { return u.ResponseWriter }
 
 // tooManySessions answers 429 with a JSON-RPC error that says what to do.
 func (h *HTTPHandler) tooManySessions(w http.ResponseWriter, key string) {
