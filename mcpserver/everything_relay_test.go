@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,23 +46,57 @@ type listener struct {
 	mu       sync.Mutex
 	progress []*mcp.ProgressNotificationParams
 	logs     []*mcp.LoggingMessageParams
+	changed  chan struct{} // a notification was kept
+}
+
+// note wakes wait after a notification was kept.
+func (l *listener) note() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns once enough holds (called with l.mu held), or fails the
+// test after 10 s: the client's SDK hands notifications to their handlers
+// on a goroutine of its own, so one forwarded before the result may be
+// handled just after CallTool returns.
+func (l *listener) wait(t *testing.T, what string, enough func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		ok := enough()
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-l.changed:
+		case <-deadline.C:
+			t.Fatalf("no %s reached the client", what)
+		}
+	}
 }
 
 // connectListener opens a session to toolgate (2025-11-25) that keeps the
 // progress and log notifications it gets, with its log level at debug.
 func connectListener(t *testing.T, url string) (*mcp.ClientSession, *listener) {
 	t.Helper()
-	l := &listener{}
+	l := &listener{changed: make(chan struct{}, 1)}
 	cs := catalogueClient(t, url, "", &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			l.mu.Lock()
 			l.progress = append(l.progress, r.Params)
 			l.mu.Unlock()
+			l.note()
 		},
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			l.mu.Lock()
 			l.logs = append(l.logs, r.Params)
 			l.mu.Unlock()
+			l.note()
 		},
 	})
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
@@ -82,6 +117,7 @@ func TestEverythingProgressThroughToolgate(t *testing.T) {
 	if !env.OK || len(res.Content) != 2 || !strings.Contains(res.Content[1].(*mcp.TextContent).Text, "Steps: 3") {
 		t.Fatalf("the call: ok=%v %s", env.OK, mustJSON(t, res.Content))
 	}
+	l.wait(t, "third progress notification", func() bool { return len(l.progress) >= 3 })
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var got []string
@@ -103,13 +139,11 @@ func TestEverythingLoggingThroughToolgate(t *testing.T) {
 	if !env.OK || !strings.Contains(string(env.Data), "Started simulated") {
 		t.Fatalf("the call: ok=%v %s %s", env.OK, env.Data, env.Observation)
 	}
+	l.wait(t, "notifications/message", func() bool { return len(l.logs) > 0 })
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// The server picks one of eight levels at random.
 	message := regexp.MustCompile(`^(Debug|Info|Notice|Warning|Error|Critical|Emergency)-level message$|^Alert level-message$`)
-	if len(l.logs) == 0 {
-		t.Fatal("no notifications/message reached the client")
-	}
 	for _, m := range l.logs {
 		s, _ := m.Data.(string)
 		if !message.MatchString(s) || !strings.EqualFold(strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == ' ' })[0], string(m.Level)) {
