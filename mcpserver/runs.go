@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate"
+	"github.com/toolgate/toolgate/feedback"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
@@ -147,16 +147,11 @@ func storeBusy(err error) bool {
 
 // storeBusyResult is the envelope of a call refused because its run could
 // not be read or started in time: nothing was done and nothing was sent,
-// and the same call may be sent again.
+// and the same call may be sent again. The code's advice and observation
+// are the pipeline's own for store_unavailable (feedback).
 func storeBusyResult(tool, runID string) *types.Result {
-	e := types.NewError(types.CodeStoreUnavailable, "toolgate's database did not answer in time")
-	e.Retryable = true
-	return &types.Result{
-		Data:  json.RawMessage("null"),
-		Error: e,
-		Meta: types.Meta{RunID: runID, Tool: tool, SideEffect: types.SideEffectNone,
-			Next: types.NextWait, RetryAfterMS: 1000},
-		Observation: "toolgate could not read or start this call's run: its database did not answer in time " +
-			"(store_unavailable). Nothing was done and nothing was sent. Wait a second and send the same call again.",
-	}
+	res := types.Fail(types.CodeStoreUnavailable, "toolgate's database did not answer in time",
+		types.Meta{RunID: runID, Tool: tool, SideEffect: types.SideEffectNone})
+	feedback.Annotate(res, &feedback.Facts{})
+	return res
 }
