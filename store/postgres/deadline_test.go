@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/postgres"
 	"github.com/toolgate/toolgate/store/postgres/postgrestest"
@@ -24,18 +22,7 @@ func TestWriteDeadline(t *testing.T) {
 	if err := s.CreateRun(t.Context(), &types.Run{ID: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	locker, err := pgx.Connect(t.Context(), postgrestest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close(context.Background())
-	tx, err := locker.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(t.Context(), "SELECT 1 FROM "+pgx.Identifier{s.Schema(), "runs"}.Sanitize()+" WHERE id = 'r' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	_, tx := lockRun(t, s, "r")
 	commit := func(ctx context.Context) error {
 		return s.Commit(ctx, &store.Commit{Execution: &types.Execution{RunID: "r", Tool: "t", Code: types.CodeOK}})
 	}

@@ -86,18 +86,7 @@ func TestWriteContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another session locks the run's row, so the admitted write waits.
-	locker, err := pgx.Connect(t.Context(), postgrestest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close(context.Background())
-	tx, err := locker.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(t.Context(), "SELECT 1 FROM "+pgx.Identifier{s.Schema(), "runs"}.Sanitize()+" WHERE id = 'r' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	locker, tx := lockRun(t, s, "r")
 
 	type admitted struct {
 		step int64
@@ -166,4 +155,25 @@ func TestExpireLeasesEvery(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// lockRun makes another session lock the run's row (SELECT ... FOR
+// UPDATE in a transaction it leaves open), so that a write of that run
+// waits; the caller rolls tx back to free it. The session closes with the
+// test.
+func lockRun(t *testing.T, s *postgres.Store, id string) (*pgx.Conn, pgx.Tx) {
+	t.Helper()
+	locker, err := pgx.Connect(t.Context(), postgrestest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { locker.Close(context.Background()) })
+	tx, err := locker.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), "SELECT 1 FROM "+pgx.Identifier{s.Schema(), "runs"}.Sanitize()+" WHERE id = $1 FOR UPDATE", id); err != nil {
+		t.Fatal(err)
+	}
+	return locker, tx
 }
