@@ -113,7 +113,7 @@ func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 		return p.exhausted(f)
 	}
 	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
-	return p.storeUnavailable(f, "toolgate's database did not take this call's admission in time, so nothing was done")
+	return storeUnavailable("toolgate's database did not take this call's admission in time, so nothing was done")
 }
 
 // exhausted answers a call refused for the run's step budget.
@@ -125,9 +125,9 @@ func (p *Pipeline) exhausted(f *flight) *types.Result {
 // storeUnavailable answers a call the store could not admit (it could not
 // be reached, did not answer in time, or the process could not confirm its
 // liveness in it): nothing was done and nothing sent, and the same call
-// may be repeated once the store is back.
-func (p *Pipeline) storeUnavailable(f *flight, msg string) *types.Result {
-	f.wait = storeRetryAfter
+// may be repeated once the store is back. Feedback advises the wait
+// (storeRetryAfter, never less).
+func storeUnavailable(msg string) *types.Result {
 	return types.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
 }
 
@@ -250,7 +250,7 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
 			f.answeredUnadmitted()
-			return nil, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
+			return nil, storeUnavailable("toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		owner, f.fence = fence.Owner, &fence
 	}
@@ -264,13 +264,7 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 			Status: types.OpStarted, Owner: owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: now, UpdatedAt: now,
 		}
-		uses, err := f.checked.QuotaUses()
-		if err != nil {
-			f.answeredUnadmitted()
-			return nil, p.refused(f, &validate.Refusal{Code: validate.CodeRuleError, Rule: -1,
-				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
-		}
-		for _, u := range uses {
+		for _, u := range f.checked.Quotas {
 			key := u.Key
 			if runLocal(u.Quota.Key) {
 				// A per-run (or per-call) quota of another key's run of the
@@ -329,7 +323,7 @@ func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Lim
 			return busy()
 		case err != nil:
 			p.log.Error("reading the run's state writers failed", "run", f.run.ID, "err", err)
-			return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
+			return storeUnavailable("toolgate could not read the run's state (its database did not answer in time); nothing was done")
 		case !store.Conflicts(holders, claim, p.clock.Now()):
 			return nil
 		}
@@ -356,7 +350,7 @@ func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
 	run, err := p.store.GetRun(ctx, f.run.ID)
 	if err != nil {
 		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
-		return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
+		return storeUnavailable("toolgate could not read the run's state (its database did not answer in time); nothing was done")
 	}
 	key := f.key
 	f.run = run

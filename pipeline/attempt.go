@@ -10,11 +10,11 @@ import (
 	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
 )
 
 // execute is stages 2 and 3 proper: the tool's attempts under its breaker
@@ -222,7 +222,7 @@ func retryFailure(f *execute.Failure) retry.Failure {
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	if out.fail == nil {
 		if out.fenced {
-			return p.storeUnavailable(f, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing")
+			return storeUnavailable("toolgate lost its connection to the shared database just before sending this write, so it sent nothing")
 		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
@@ -264,29 +264,23 @@ func pluralWord(n int, w string) string {
 }
 
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
-// reads): breaker and retries as for any read, no ledger, no row of its own.
-// Its retries stop at deadline, the calling tool's; ctx must end there too.
-func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
-	c, ok := f.cfg.validator.Tool(tool)
-	if !ok {
-		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
-	}
-	decoded, err := expr.DecodeObject(args)
-	if err != nil {
-		return nil, nil, err
-	}
+// reads, as validate prepared them): breaker and retries as for any read,
+// no ledger, no row of its own. Its retries stop at deadline, the calling
+// tool's; ctx must end there too.
+func (p *Pipeline) lookup(ctx context.Context, cfg *live, deadline time.Time, purpose monitor.Purpose, l *validate.Lookup) (json.RawMessage, *execute.Failure) {
+	spec := l.Tool.Spec
 	r := &request{
-		attempt: execute.Attempt{Tool: c.Spec, Dependency: f.cfg.tools.Dependencies[c.Spec.Dependency], Args: decoded},
+		attempt: execute.Attempt{Tool: spec, Dependency: cfg.tools.Dependencies[spec.Dependency], Args: l.Args},
 		purpose: purpose, deadline: deadline,
 	}
-	ctx, span := p.startLookup(ctx, purpose, tool)
-	out := p.attempts(ctx, f.cfg, r)
+	ctx, span := p.startLookup(ctx, purpose, spec.Name)
+	out := p.attempts(ctx, cfg, r)
 	endLookup(span, out)
 	if out.resp != nil {
-		return out.resp.Data, nil, nil
+		return out.resp.Data, nil
 	}
 	if out.fail == nil && out.open != nil {
-		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}, nil
+		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}
 	}
-	return nil, out.fail, nil
+	return nil, out.fail
 }

@@ -66,7 +66,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 		fence, err := p.fencer.Fence()
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
-			return nil, false, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
+			return nil, false, storeUnavailable("toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		f.fence = &fence
 	}
@@ -89,7 +89,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 	}
 	if err != nil {
 		p.log.Error("ledger begin failed", "key", f.key, "err", err)
-		return nil, false, p.storeUnavailable(f, "toolgate could not record the operation before sending it (its database did not answer in time), so nothing was sent")
+		return nil, false, storeUnavailable("toolgate could not record the operation before sending it (its database did not answer in time), so nothing was sent")
 	}
 	return existing, began, nil
 }
@@ -175,7 +175,7 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, true // removed meanwhile: nothing happened, begin afresh
 	case err != nil:
 		p.log.Error("claiming an operation failed", "key", f.key, "err", err)
-		return p.storeUnavailable(f, "toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
+		return storeUnavailable("toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
 	case !claimed:
 		return nil, true // another call claimed it: wait for its outcome
 	case f.keyHonoured():

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 )
@@ -67,37 +66,19 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 // verify runs the tool's verify read: found reports whether the write is
 // seen to have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
-	v := f.spec.Verify
-	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	l, err := f.cfg.validator.VerifyLookup(f.checked)
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}
-	data, fail, err := p.lookup(ctx, f, f.deadline, monitor.PurposeVerify, v.Lookup, args)
-	if err != nil {
-		return false, nil, err.Error()
-	}
+	data, fail := p.lookup(ctx, f.cfg, f.deadline, monitor.PurposeVerify, l)
 	if fail != nil {
-		return false, nil, fmt.Sprintf("the verify read %s failed: %s", v.Lookup, fail.Message)
+		return false, nil, fmt.Sprintf("the verify read %s failed: %s", f.spec.Verify.Lookup, fail.Message)
 	}
-	vars := *f.checked.Vars
-	decoded, err := expr.Decode(data)
+	found, data, err = f.checked.Verified(data)
 	if err != nil {
-		return false, nil, "the verify read's answer could not be read"
+		return false, nil, "the verify read's answer could not be judged: " + err.Error()
 	}
-	vars.Result = decoded
-	ok, err := f.checked.Tool.VerifyFound.EvalBool(&vars)
-	if err != nil {
-		return false, nil, "the verify condition could not be evaluated: " + err.Error()
-	}
-	if !ok {
-		return false, data, "" // the observation says it was not found
-	}
-	if pick := f.checked.Tool.VerifyResult; pick != nil {
-		if picked, err := pick.Eval(&vars); err == nil {
-			return true, expr.Canonical(picked), ""
-		}
-	}
-	return true, data, ""
+	return found, data, ""
 }
 
 // checkResent is the check of a write that was sent again under its

@@ -73,11 +73,11 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 	return out
 }
 
-// QuotaUses computes what a checked call would use of each of its tool's
+// quotaUses computes what a checked call would use of each of its tool's
 // quotas: the rendered key and the amount. An amount that is not a
 // non-negative integer, or a key with a missing value, is an error (the
 // call is then refused: quotas fail closed).
-func (c *Checked) QuotaUses() ([]QuotaUse, error) {
+func (c *Checked) quotaUses() ([]QuotaUse, error) {
 	if len(c.Tool.Quotas) == 0 {
 		return nil, nil
 	}
