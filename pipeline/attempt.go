@@ -22,27 +22,17 @@ import (
 func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	out := p.attempts(ctx, f.cfg, f.request(f.spec, f.checked.Args))
 	f.attempts, f.retries = out.attempts, out.retries
-	if out.resp != nil {
-		f.settle(types.OpCompleted)
-		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
-		if out.resent || f.resent {
-			p.checkResent(ctx, f, out.resp.Data)
-		}
-		res := types.OK(out.resp.Data, types.Meta{})
-		res.Content = out.resp.Content
-		return res
+	if out.resp == nil {
+		res := p.failed(f, out)
+		return p.unsettled(ctx, f, res, out.resent)
 	}
-	res := p.failed(f, out)
-	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
-		return p.unknownOutcome(ctx, f, res)
+	f.settle(types.OpCompleted)
+	f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
+	if out.resent || f.resent {
+		p.checkResent(ctx, f, out.resp.Data)
 	}
-	if f.spec.Effect == types.EffectWrite && (out.resent || f.resent) {
-		return p.stillUnknown(ctx, f, res)
-	}
-	if f.spec.Effect == types.EffectWrite {
-		// Nothing happened: forget the intent so the operation may run again.
-		f.settle("")
-	}
+	res := types.OK(out.resp.Data, types.Meta{})
+	res.Content = out.resp.Content
 	return res
 }
 

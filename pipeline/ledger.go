@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
@@ -186,82 +185,4 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, false
 	}
 	return p.verifyUnknown(ctx, f, op), false
-}
-
-// await waits for another call's started operation to end. It returns the
-// operation once it is no longer started, nil if its record was removed
-// (nothing happened), or ctx's error at the deadline.
-func (p *Pipeline) await(ctx context.Context, key string) (*types.Operation, error) {
-	delay := 5 * time.Millisecond
-	for {
-		ch := p.waiters.wait(key)
-		op, err := p.store.GetOperation(ctx, key)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if op.Status != types.OpStarted {
-			return op, nil
-		}
-		if now := p.clock.Now(); op.LeaseUntil.Before(now) {
-			// Its owner is presumed dead: the outcome is unknown.
-			if _, err := p.store.ExpireLeases(ctx, now); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.fencer != nil {
-			// Its owner's liveness may be gone, and it fenced: then its
-			// operations are unknown now, not at their leases' end.
-			gone, err := p.fencer.TakeOver(ctx, op.Owner)
-			if err != nil && ctx.Err() == nil {
-				p.log.Warn("could not check the owner of an operation in flight", "key", key, "owner", op.Owner, "err", err)
-			}
-			if gone {
-				continue
-			}
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-		t.Stop()
-		delay = min(delay*2, 250*time.Millisecond)
-	}
-}
-
-// waiters wakes calls waiting in this process for an operation's outcome;
-// other processes poll.
-type waiters struct {
-	mu sync.Mutex
-	m  map[string]chan struct{}
-}
-
-func (w *waiters) wait(key string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]chan struct{}{}
-	}
-	ch, ok := w.m[key]
-	if !ok {
-		ch = make(chan struct{})
-		w.m[key] = ch
-	}
-	return ch
-}
-
-func (w *waiters) notify(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ch, ok := w.m[key]; ok {
-		close(ch)
-		delete(w.m, key)
-	}
 }

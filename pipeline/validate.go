@@ -55,6 +55,30 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 	}
 }
 
+// rejudge reads the run again and judges the call against it. It returns
+// nil when the call still passes, or its answer (a refusal).
+func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
+	run, err := p.store.GetRun(ctx, f.run.ID)
+	if err != nil {
+		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
+		return storeUnavailable("toolgate could not read the run's state (its database did not answer in time); nothing was done")
+	}
+	key := f.key
+	f.run = run
+	refusal, res := p.judge(ctx, f)
+	switch {
+	case res != nil:
+		return res
+	case refusal != nil:
+		return p.refused(f, refusal)
+	case f.key != key:
+		// The key is derived from the arguments and the run, never the
+		// state: it cannot change. Refuse rather than run under another.
+		return types.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
+	}
+	return nil
+}
+
 // bind records what validation resolved: the tool and the operation key.
 func (f *flight) bind(c *validate.Checked) {
 	f.checked = c

@@ -11,6 +11,24 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
+// unsettled is what a failed call's answer res means for its write's
+// operation: unknown (settled by the verify read when there is one) when
+// the write may have been carried out, by this call's attempts or by the
+// one it re-sent (resent); otherwise nothing happened, and the intent is
+// forgotten so that the operation may run again.
+func (p *Pipeline) unsettled(ctx context.Context, f *flight, res *types.Result, resent bool) *types.Result {
+	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
+		return p.unknownOutcome(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite && (resent || f.resent) {
+		return p.stillUnknown(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite {
+		f.settle("")
+	}
+	return res
+}
+
 // unknownOutcome handles this call's own write whose outcome is unknown:
 // never re-sent blindly; settled by the verify read when there is one.
 func (p *Pipeline) unknownOutcome(ctx context.Context, f *flight, res *types.Result) *types.Result {
