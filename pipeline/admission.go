@@ -268,7 +268,7 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 			if u.Quota.RunLocal {
 				// A per-run (or per-call) quota of another key's run of the
 				// same id is another quota: tenancy by key.
-				key = f.run.ScopeOperationKey(key)
+				key = f.keyScope + key
 			}
 			a.Quotas = append(a.Quotas, store.QuotaClaim{Quota: u.Quota.Name, Key: key, Amount: u.Amount, Limit: u.Quota.Limit, Window: u.Quota.Window})
 		}

@@ -83,8 +83,11 @@ func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
 func (f *flight) bind(c *validate.Checked) {
 	f.checked = c
 	f.spec = c.Tool.Spec
-	if f.spec.Effect != types.EffectRead {
-		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
+	if f.spec.Effect == types.EffectRead {
+		return
+	}
+	if key := operationKey(c, f.run.ID); key != "" {
+		f.key = f.keyScope + key
 	}
 }
 
@@ -92,7 +95,7 @@ func (f *flight) bind(c *validate.Checked) {
 // attempt: the tool's template, or "op:", the tool's name and a hash of
 // (run, tool, canonical args) (expr.Hash, built here in buffers on the
 // stack: one allocation, the key itself). bind scopes it to the run's
-// owner (types.Run.ScopeOperationKey).
+// owner (flight.keyScope, types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
