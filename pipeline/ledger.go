@@ -80,7 +80,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 		step, existing, began, err = p.store.AdmitAndBegin(ctx, f.run.ID, op)
 		if errors.Is(err, store.ErrStepBudget) {
 			f.admission = notAdmitted
-			return nil, false, p.exhausted(f)
+			return nil, false, exhausted(f.run.MaxSteps)
 		}
 		f.step = step
 	} else {
