@@ -10,7 +10,7 @@ import (
 	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
@@ -271,7 +271,7 @@ func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, pu
 	if !ok {
 		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
 	}
-	decoded, err := expr.DecodeObject(args)
+	decoded, err := jsontext.DecodeObject(args)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 )
@@ -80,7 +80,7 @@ func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json
 		return false, nil, fmt.Sprintf("the verify read %s failed: %s", v.Lookup, fail.Message)
 	}
 	vars := *f.checked.Vars
-	decoded, err := expr.Decode(data)
+	decoded, err := jsontext.Decode(data)
 	if err != nil {
 		return false, nil, "the verify read's answer could not be read"
 	}
@@ -94,7 +94,7 @@ func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json
 	}
 	if pick := f.checked.Tool.VerifyResult; pick != nil {
 		if picked, err := pick.Eval(&vars); err == nil {
-			return true, expr.Canonical(picked), ""
+			return true, jsontext.Canonical(picked), ""
 		}
 	}
 	return true, data, ""

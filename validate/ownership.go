@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -23,7 +24,7 @@ func (v *Validator) LookupArgs(progs map[string]*expr.Program, c *Checked) (json
 		}
 		out[name] = val
 	}
-	return expr.Canonical(out), nil
+	return jsontext.Canonical(out), nil
 }
 
 // OwnerAccepts evaluates the tool's owner.expect with result bound to the
@@ -47,7 +48,7 @@ func (v *Validator) VerifyFinds(c *Checked, lookupData json.RawMessage) (bool, e
 func judge(c *Checked, p *expr.Program, data json.RawMessage, key string) (bool, error) {
 	var result any
 	if len(data) > 0 {
-		d, err := expr.Decode(data)
+		d, err := jsontext.Decode(data)
 		if err != nil {
 			return false, fmt.Errorf("%s: lookup data: %w", key, err)
 		}
