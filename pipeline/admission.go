@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
@@ -113,7 +112,7 @@ func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 		return p.exhausted(f)
 	}
 	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
-	return p.storeUnavailable(f, "toolgate's database did not take this call's admission in time, so nothing was done")
+	return storeUnavailable("toolgate's database did not take this call's admission in time, so nothing was done")
 }
 
 // exhausted answers a call refused for the run's step budget.
@@ -125,9 +124,9 @@ func (p *Pipeline) exhausted(f *flight) *types.Result {
 // storeUnavailable answers a call the store could not admit (it could not
 // be reached, did not answer in time, or the process could not confirm its
 // liveness in it): nothing was done and nothing sent, and the same call
-// may be repeated once the store is back.
-func (p *Pipeline) storeUnavailable(f *flight, msg string) *types.Result {
-	f.wait = storeRetryAfter
+// may be repeated once the store is back. Feedback advises the wait
+// (storeRetryAfter, never less).
+func storeUnavailable(msg string) *types.Result {
 	return types.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
 }
 
@@ -250,7 +249,7 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
 			f.answeredUnadmitted()
-			return nil, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
+			return nil, storeUnavailable("toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		owner, f.fence = fence.Owner, &fence
 	}
@@ -264,18 +263,12 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 			Status: types.OpStarted, Owner: owner,
 			LeaseUntil: f.deadline.Add(p.margin), CreatedAt: now, UpdatedAt: now,
 		}
-		uses, err := f.checked.QuotaUses()
-		if err != nil {
-			f.answeredUnadmitted()
-			return nil, p.refused(f, &validate.Refusal{Code: validate.CodeRuleError, Rule: -1,
-				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", f.spec.Name, err)})
-		}
-		for _, u := range uses {
+		for _, u := range f.checked.Quotas {
 			key := u.Key
-			if runLocal(u.Quota.Key) {
+			if u.Quota.RunLocal {
 				// A per-run (or per-call) quota of another key's run of the
 				// same id is another quota: tenancy by key.
-				key = f.run.ScopeOperationKey(key)
+				key = f.keyScope + key
 			}
 			a.Quotas = append(a.Quotas, store.QuotaClaim{Quota: u.Quota.Name, Key: key, Amount: u.Amount, Limit: u.Quota.Limit, Window: u.Quota.Window})
 		}
@@ -283,109 +276,22 @@ func (p *Pipeline) storeAdmission(f *flight) (*store.Admission, *types.Result) {
 	return a, nil
 }
 
-// runLocal reports whether a quota key names the run or the call, ids that
-// each bearer key chooses for itself (see types.ScopedRunID), rather than a
-// principal or an argument shared by design.
-func runLocal(key *expr.Template) bool {
-	for _, p := range key.Placeholders() {
-		if p == "run_id" || p == "call_id" {
-			return true
-		}
-	}
-	return false
-}
-
-// awaitWriter waits until the run's state-writer slot is free (or its
-// holder's lease has ended). The wait is bounded by f's deadline less the
-// time one attempt needs (connect + read), or by one attempt's time when
-// the deadline leaves less (a tool of one attempt); once the slot is free
-// the deadline is moved, if need be, so that one whole attempt still fits.
-// It answers nil when the slot may be taken, or run_busy.
-func (p *Pipeline) awaitWriter(ctx context.Context, f *flight, limiter store.Limiter, claim *store.WriterClaim) *types.Result {
-	attempt := f.spec.Timeout.Connect.D() + f.spec.Timeout.Read.D()
-	budget := max(f.deadline.Sub(p.clock.Now())-attempt, attempt)
-	defer func() {
-		if now := p.clock.Now(); f.deadline.Sub(now) < attempt {
-			f.deadline = now.Add(attempt)
-		}
-	}()
-	busy := func() *types.Result {
-		f.answeredUnadmitted()
-		f.wait = time.Second
-		return types.Fail(types.CodeRunBusy, fmt.Sprintf(
-			"another call of run %s that reads or changes its state was still running when this call had to give up waiting", f.run.ID), types.Meta{})
-	}
-	if budget <= 0 {
-		return busy()
-	}
-	wctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	delay := 2 * time.Millisecond
-	for {
-		ch := p.waiters.wait(runSlotKey(f.run.ID))
-		holders, err := limiter.StateWriters(wctx, f.run.ID)
-		switch {
-		case err != nil && wctx.Err() != nil:
-			return busy()
-		case err != nil:
-			p.log.Error("reading the run's state writers failed", "run", f.run.ID, "err", err)
-			return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
-		case !store.Conflicts(holders, claim, p.clock.Now()):
-			return nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-wctx.Done():
-			t.Stop()
-			return busy()
-		}
-		t.Stop()
-		delay = min(delay*2, 100*time.Millisecond)
-	}
-}
-
-// runSlotKey is the waiters' key of a run's slot (operation keys never
-// start with a NUL byte).
-func runSlotKey(runID string) string { return "\x00slot\x00" + runID }
-
-// rejudge reads the run again and judges the call against it. It returns
-// nil when the call still passes, or its answer (a refusal).
-func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
-	run, err := p.store.GetRun(ctx, f.run.ID)
-	if err != nil {
-		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
-		return p.storeUnavailable(f, "toolgate could not read the run's state (its database did not answer in time); nothing was done")
-	}
-	key := f.key
-	f.run = run
-	refusal, res := p.judge(ctx, f)
-	switch {
-	case res != nil:
-		return res
-	case refusal != nil:
-		return p.refused(f, refusal)
-	case f.key != key:
-		// The key is derived from the arguments and the run, never the
-		// state: it cannot change. Refuse rather than run under another.
-		return types.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
-	}
-	return nil
-}
-
 // quotaExceeded answers a call a quota refused: what is used and left, and
 // when enough frees.
 func (p *Pipeline) quotaExceeded(f *flight, d *store.QuotaDenial) *types.Result {
 	left := max(d.Limit-d.Used, 0)
-	msg := ""
+	msg, window := "", time.Duration(0)
 	for _, q := range f.checked.Tool.Quotas {
-		if q.Name == d.Quota && q.Message != nil {
+		if q.Name != d.Quota {
+			continue
+		}
+		window = q.Window
+		if q.Message != nil {
 			msg = q.Message.MustRenderLoose(f.checked.Vars) + " "
 		}
 	}
 	msg += fmt.Sprintf("Quota %s for %s: %d of %d used in the last %s, %d left; this call needs %d.",
-		d.Quota, d.Key, d.Used, d.Limit, quotaWindow(f, d.Quota), left, d.Amount)
+		d.Quota, d.Key, d.Used, d.Limit, window, left, d.Amount)
 	if d.FreesAt.IsZero() {
 		msg += " It can never fit: it is larger than the whole quota."
 	} else {
@@ -394,15 +300,6 @@ func (p *Pipeline) quotaExceeded(f *flight, d *store.QuotaDenial) *types.Result 
 		msg += fmt.Sprintf(" Enough frees at %s (in %s).", d.FreesAt.UTC().Format(time.RFC3339), wait.Round(time.Second))
 	}
 	return types.Fail(types.CodeQuotaExceeded, msg, types.Meta{})
-}
-
-func quotaWindow(f *flight, name string) time.Duration {
-	for _, q := range f.checked.Tool.Quotas {
-		if q.Name == name {
-			return q.Window
-		}
-	}
-	return 0
 }
 
 // releaseSlot frees the slot of a call whose commit could not be written

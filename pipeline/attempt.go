@@ -10,11 +10,11 @@ import (
 	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/execute"
-	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/retry"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
+	"github.com/toolgate/toolgate/validate"
 )
 
 // execute is stages 2 and 3 proper: the tool's attempts under its breaker
@@ -22,27 +22,17 @@ import (
 func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
 	out := p.attempts(ctx, f.cfg, f.request(f.spec, f.checked.Args))
 	f.attempts, f.retries = out.attempts, out.retries
-	if out.resp != nil {
-		f.settle(types.OpCompleted)
-		f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
-		if out.resent || f.resent {
-			p.checkResent(ctx, f, out.resp.Data)
-		}
-		res := types.OK(out.resp.Data, types.Meta{})
-		res.Content = out.resp.Content
-		return res
+	if out.resp == nil {
+		res := p.failed(f, out)
+		return p.unsettled(ctx, f, res, out.resent)
 	}
-	res := p.failed(f, out)
-	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
-		return p.unknownOutcome(ctx, f, res)
+	f.settle(types.OpCompleted)
+	f.dataDepth, f.execNote = out.resp.DataDepth, out.resp.Note
+	if out.resent || f.resent {
+		p.checkResent(ctx, f, out.resp.Data)
 	}
-	if f.spec.Effect == types.EffectWrite && (out.resent || f.resent) {
-		return p.stillUnknown(ctx, f, res)
-	}
-	if f.spec.Effect == types.EffectWrite {
-		// Nothing happened: forget the intent so the operation may run again.
-		f.settle("")
-	}
+	res := types.OK(out.resp.Data, types.Meta{})
+	res.Content = out.resp.Content
 	return res
 }
 
@@ -222,7 +212,7 @@ func retryFailure(f *execute.Failure) retry.Failure {
 func (p *Pipeline) failed(f *flight, out outcome) *types.Result {
 	if out.fail == nil {
 		if out.fenced {
-			return p.storeUnavailable(f, "toolgate lost its connection to the shared database just before sending this write, so it sent nothing")
+			return storeUnavailable("toolgate lost its connection to the shared database just before sending this write, so it sent nothing")
 		}
 		if out.open != nil {
 			f.wait = out.open.RetryIn
@@ -264,29 +254,23 @@ func pluralWord(n int, w string) string {
 }
 
 // lookup runs a read tool on the pipeline's behalf (ownership and verify
-// reads): breaker and retries as for any read, no ledger, no row of its own.
-// Its retries stop at deadline, the calling tool's; ctx must end there too.
-func (p *Pipeline) lookup(ctx context.Context, f *flight, deadline time.Time, purpose monitor.Purpose, tool string, args json.RawMessage) (json.RawMessage, *execute.Failure, error) {
-	c, ok := f.cfg.validator.Tool(tool)
-	if !ok {
-		return nil, nil, fmt.Errorf("lookup tool %q is not configured", tool)
-	}
-	decoded, err := jsontext.DecodeObject(args)
-	if err != nil {
-		return nil, nil, err
-	}
+// reads, as validate prepared them): breaker and retries as for any read,
+// no ledger, no row of its own. Its retries stop at deadline, the calling
+// tool's; ctx must end there too.
+func (p *Pipeline) lookup(ctx context.Context, cfg *live, deadline time.Time, purpose monitor.Purpose, l *validate.Lookup) (json.RawMessage, *execute.Failure) {
+	spec := l.Tool.Spec
 	r := &request{
-		attempt: execute.Attempt{Tool: c.Spec, Dependency: f.cfg.tools.Dependencies[c.Spec.Dependency], Args: decoded},
+		attempt: execute.Attempt{Tool: spec, Dependency: cfg.tools.Dependencies[spec.Dependency], Args: l.Args},
 		purpose: purpose, deadline: deadline,
 	}
-	ctx, span := p.startLookup(ctx, purpose, tool)
-	out := p.attempts(ctx, f.cfg, r)
+	ctx, span := p.startLookup(ctx, purpose, spec.Name)
+	out := p.attempts(ctx, cfg, r)
 	endLookup(span, out)
 	if out.resp != nil {
-		return out.resp.Data, nil, nil
+		return out.resp.Data, nil
 	}
 	if out.fail == nil && out.open != nil {
-		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}, nil
+		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}
 	}
-	return nil, out.fail, nil
+	return nil, out.fail
 }

@@ -51,7 +51,7 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 	if call.CallID == "" {
 		call.CallID = NewCallID()
 	}
-	f := &flight{call: call, run: run, cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
+	f := &flight{call: call, run: run, keyScope: run.KeyScope(), cfg: p.cur.Load(), started: p.clock.Now(), expectKey: expectKey}
 	// From here on the call is recorded whatever happens, even if the client
 	// goes away.
 	caller := ctx

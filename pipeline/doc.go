@@ -27,9 +27,11 @@
 //	                                 AND repeating is safe (retry.Decide), within
 //	                                 the retry budget; failed: the last
 //	                                 failure's answer
-//	                   verify.go     unknownOutcome, settleByVerify: a write
-//	                                 whose outcome is unknown, by its verify
-//	                                 read; checkResent: a write sent again
+//	                   verify.go     unsettled: what a failure means for a
+//	                                 write's operation; unknownOutcome,
+//	                                 settleByVerify: a write whose outcome is
+//	                                 unknown, by its verify read;
+//	                                 checkResent: a write sent again
 //	4  normalise       finish.go     normalise: one result shape (types.Result),
 //	                                 whatever happened; its side effect
 //	                                 (normalise)
@@ -48,7 +50,10 @@
 // Beside the call: pipeline.go (New and its Config), reload.go (Reload,
 // SetTools: the configuration a call is admitted under and keeps to its
 // end), settings.go (the policies' settings from the file's keys),
-// outbox.go (records kept until the store takes them), trace.go (spans),
+// outbox.go (records kept until the store takes them), wait.go (a call
+// waiting on another: awaitWriter for the run's slot, await for an
+// operation in flight),
+// trace.go (spans),
 // reconcile.go (Reconcile: operations left unknown, settled), readtools.go
 // (the read tools an observation suggests), upstream.go (Read: an
 // upstream's reads that are not tool calls).

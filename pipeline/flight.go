@@ -23,6 +23,7 @@ type flight struct {
 	call      *types.Call
 	cfg       *live      // the configuration the call was admitted under, to its end
 	run       *types.Run // the run as last read (judge reads it again under the slot)
+	keyScope  string     // the run's owner's prefix of its operation and run-local quota keys (types.Run.KeyScope)
 	started   time.Time
 	traceID   trace.TraceID
 	expectKey string // Reconcile: the operation this call may only settle

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/store"
@@ -66,7 +65,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 		fence, err := p.fencer.Fence()
 		if err != nil {
 			p.log.Error("write not admitted: no liveness in the store", "key", f.key, "err", err)
-			return nil, false, p.storeUnavailable(f, "toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
+			return nil, false, storeUnavailable("toolgate cannot confirm its connection to the shared database right now, so it admits no write; nothing was sent")
 		}
 		f.fence = &fence
 	}
@@ -89,7 +88,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 	}
 	if err != nil {
 		p.log.Error("ledger begin failed", "key", f.key, "err", err)
-		return nil, false, p.storeUnavailable(f, "toolgate could not record the operation before sending it (its database did not answer in time), so nothing was sent")
+		return nil, false, storeUnavailable("toolgate could not record the operation before sending it (its database did not answer in time), so nothing was sent")
 	}
 	return existing, began, nil
 }
@@ -175,7 +174,7 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, true // removed meanwhile: nothing happened, begin afresh
 	case err != nil:
 		p.log.Error("claiming an operation failed", "key", f.key, "err", err)
-		return p.storeUnavailable(f, "toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
+		return storeUnavailable("toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
 	case !claimed:
 		return nil, true // another call claimed it: wait for its outcome
 	case f.keyHonoured():
@@ -186,82 +185,4 @@ func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operat
 		return nil, false
 	}
 	return p.verifyUnknown(ctx, f, op), false
-}
-
-// await waits for another call's started operation to end. It returns the
-// operation once it is no longer started, nil if its record was removed
-// (nothing happened), or ctx's error at the deadline.
-func (p *Pipeline) await(ctx context.Context, key string) (*types.Operation, error) {
-	delay := 5 * time.Millisecond
-	for {
-		ch := p.waiters.wait(key)
-		op, err := p.store.GetOperation(ctx, key)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if op.Status != types.OpStarted {
-			return op, nil
-		}
-		if now := p.clock.Now(); op.LeaseUntil.Before(now) {
-			// Its owner is presumed dead: the outcome is unknown.
-			if _, err := p.store.ExpireLeases(ctx, now); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.fencer != nil {
-			// Its owner's liveness may be gone, and it fenced: then its
-			// operations are unknown now, not at their leases' end.
-			gone, err := p.fencer.TakeOver(ctx, op.Owner)
-			if err != nil && ctx.Err() == nil {
-				p.log.Warn("could not check the owner of an operation in flight", "key", key, "owner", op.Owner, "err", err)
-			}
-			if gone {
-				continue
-			}
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-		t.Stop()
-		delay = min(delay*2, 250*time.Millisecond)
-	}
-}
-
-// waiters wakes calls waiting in this process for an operation's outcome;
-// other processes poll.
-type waiters struct {
-	mu sync.Mutex
-	m  map[string]chan struct{}
-}
-
-func (w *waiters) wait(key string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]chan struct{}{}
-	}
-	ch, ok := w.m[key]
-	if !ok {
-		ch = make(chan struct{})
-		w.m[key] = ch
-	}
-	return ch
-}
-
-func (w *waiters) notify(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ch, ok := w.m[key]; ok {
-		close(ch)
-		delete(w.m, key)
-	}
 }

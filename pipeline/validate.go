@@ -55,12 +55,39 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 	}
 }
 
+// rejudge reads the run again and judges the call against it. It returns
+// nil when the call still passes, or its answer (a refusal).
+func (p *Pipeline) rejudge(ctx context.Context, f *flight) *types.Result {
+	run, err := p.store.GetRun(ctx, f.run.ID)
+	if err != nil {
+		p.log.Error("reading the run again failed", "run", f.run.ID, "err", err)
+		return storeUnavailable("toolgate could not read the run's state (its database did not answer in time); nothing was done")
+	}
+	key := f.key
+	f.run = run
+	refusal, res := p.judge(ctx, f)
+	switch {
+	case res != nil:
+		return res
+	case refusal != nil:
+		return p.refused(f, refusal)
+	case f.key != key:
+		// The key is derived from the arguments and the run, never the
+		// state: it cannot change. Refuse rather than run under another.
+		return types.Fail(types.CodeInternalError, "the call's operation key changed while it waited; nothing was done. Escalate.", types.Meta{})
+	}
+	return nil
+}
+
 // bind records what validation resolved: the tool and the operation key.
 func (f *flight) bind(c *validate.Checked) {
 	f.checked = c
 	f.spec = c.Tool.Spec
-	if f.spec.Effect != types.EffectRead {
-		f.key = f.run.ScopeOperationKey(operationKey(c, f.run.ID))
+	if f.spec.Effect == types.EffectRead {
+		return
+	}
+	if key := operationKey(c, f.run.ID); key != "" {
+		f.key = f.keyScope + key
 	}
 }
 
@@ -68,7 +95,7 @@ func (f *flight) bind(c *validate.Checked) {
 // attempt: the tool's template, or "op:", the tool's name and a hash of
 // (run, tool, canonical args) (jsontext.Hash, built here in buffers on the
 // stack: one allocation, the key itself). bind scopes it to the run's
-// owner (types.Run.ScopeOperationKey).
+// owner (flight.keyScope, types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {
 	if c.Tool.KeyTemplate != nil {
 		if k, err := c.Tool.KeyTemplate.Render(c.Vars); err == nil {
@@ -153,35 +180,23 @@ func orDash(s string) string {
 }
 
 // checkOwner is the last validation step: the object must belong to the
-// principal, by the tool's owner lookup. It runs before the call's deadline
-// is set and on a context that is never cancelled, so it bounds the lookup
-// itself: by the call's total timeout, counted from the call's start.
+// principal, by the tool's owner lookup (validate prepared its arguments).
+// It runs before the call's deadline is set and on a context that is never
+// cancelled, so it bounds the lookup itself: by the call's total timeout,
+// counted from the call's start.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
-	owner := f.spec.Owner
-	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.OwnerArgs, f.checked)
-	if err != nil {
-		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
-	}
 	deadline := f.started.Add(f.spec.Timeout.Total.D())
 	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(p.clock.Now()))
 	defer cancel()
-	data, fail, err := p.lookup(ctx, f, deadline, monitor.PurposeOwner, owner.Lookup, args)
+	data, fail := p.lookup(ctx, f.cfg, deadline, monitor.PurposeOwner, f.checked.Owner)
 	switch {
-	case err != nil:
-		return &validate.Refusal{Code: types.CodeInternalError, Message: "the ownership check failed (" + err.Error() + "); escalate.", Rule: -1}
 	case fail != nil && (fail.Kind == execute.KindCanceled || ctx.Err() != nil):
 		// The lookup did not answer within the call's deadline. A read:
 		// nothing was done, and the call may be repeated.
-		return &validate.Refusal{Code: types.CodeTimeout, Message: fmt.Sprintf("the ownership check with %s did not answer within the call's deadline of %s. Nothing was done; try again later", owner.Lookup, f.spec.Timeout.Total), Rule: -1}
-	case fail != nil && fail.Code == types.CodeRejected:
-		// The lookup says there is no such object for us to see.
-		return validate.NotOwner(f.checked)
-	case fail != nil:
-		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", owner.Lookup, fail.Message), Rule: -1}
+		return &validate.Refusal{Code: types.CodeTimeout, Message: fmt.Sprintf("the ownership check with %s did not answer within the call's deadline of %s. Nothing was done; try again later", f.spec.Owner.Lookup, f.spec.Timeout.Total), Rule: -1}
+	case fail != nil && fail.Code != types.CodeRejected:
+		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", f.spec.Owner.Lookup, fail.Message), Rule: -1}
 	}
-	ok, err := f.cfg.validator.OwnerAccepts(f.checked, data)
-	if err != nil || !ok {
-		return validate.NotOwner(f.checked)
-	}
-	return nil
+	// A rejection says there is no such object for us to see.
+	return f.checked.OwnerVerdict(data, fail == nil)
 }

@@ -7,10 +7,27 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/types"
 )
+
+// unsettled is what a failed call's answer res means for its write's
+// operation: unknown (settled by the verify read when there is one) when
+// the write may have been carried out, by this call's attempts or by the
+// one it re-sent (resent); otherwise nothing happened, and the intent is
+// forgotten so that the operation may run again.
+func (p *Pipeline) unsettled(ctx context.Context, f *flight, res *types.Result, resent bool) *types.Result {
+	if res.Code() == types.CodeTimeoutUnknownOutcome || (f.delivered && f.spec.Effect == types.EffectWrite && res.Code() == types.CodeUpstreamError) {
+		return p.unknownOutcome(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite && (resent || f.resent) {
+		return p.stillUnknown(ctx, f, res)
+	}
+	if f.spec.Effect == types.EffectWrite {
+		f.settle("")
+	}
+	return res
+}
 
 // unknownOutcome handles this call's own write whose outcome is unknown:
 // never re-sent blindly; settled by the verify read when there is one.
@@ -67,37 +84,19 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 // verify runs the tool's verify read: found reports whether the write is
 // seen to have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
-	v := f.spec.Verify
-	args, err := f.cfg.validator.LookupArgs(f.checked.Tool.VerifyArgs, f.checked)
+	l, err := f.cfg.validator.VerifyLookup(f.checked)
 	if err != nil {
 		return false, nil, "the verify read could not be prepared: " + err.Error()
 	}
-	data, fail, err := p.lookup(ctx, f, f.deadline, monitor.PurposeVerify, v.Lookup, args)
-	if err != nil {
-		return false, nil, err.Error()
-	}
+	data, fail := p.lookup(ctx, f.cfg, f.deadline, monitor.PurposeVerify, l)
 	if fail != nil {
-		return false, nil, fmt.Sprintf("the verify read %s failed: %s", v.Lookup, fail.Message)
+		return false, nil, fmt.Sprintf("the verify read %s failed: %s", f.spec.Verify.Lookup, fail.Message)
 	}
-	vars := *f.checked.Vars
-	decoded, err := jsontext.Decode(data)
+	found, data, err = f.checked.Verified(data)
 	if err != nil {
-		return false, nil, "the verify read's answer could not be read"
+		return false, nil, "the verify read's answer could not be judged: " + err.Error()
 	}
-	vars.Result = decoded
-	ok, err := f.checked.Tool.VerifyFound.EvalBool(&vars)
-	if err != nil {
-		return false, nil, "the verify condition could not be evaluated: " + err.Error()
-	}
-	if !ok {
-		return false, data, "" // the observation says it was not found
-	}
-	if pick := f.checked.Tool.VerifyResult; pick != nil {
-		if picked, err := pick.Eval(&vars); err == nil {
-			return true, jsontext.Canonical(picked), ""
-		}
-	}
-	return true, data, ""
+	return found, data, ""
 }
 
 // checkResent is the check of a write that was sent again under its

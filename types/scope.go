@@ -38,8 +38,18 @@ func (r *Run) PublicID() string {
 // {run_id}) is another operation, in the ledger and at the dependency.
 // The keys of unscoped runs are left as they are.
 func (r *Run) ScopeOperationKey(key string) string {
-	if key == "" || !r.Scoped() {
+	if key == "" {
 		return key
 	}
-	return r.Owner + "/" + key
+	return r.KeyScope() + key
+}
+
+// KeyScope is what ScopeOperationKey puts before a key: the owner and a
+// slash for a scoped run, "" otherwise. The pipeline reads it once per
+// call.
+func (r *Run) KeyScope() string {
+	if !r.Scoped() {
+		return ""
+	}
+	return r.Owner + "/"
 }

@@ -51,6 +51,14 @@ type Checked struct {
 	ArgsHash string
 	// Vars are ready for the later expressions (Result is nil).
 	Vars *expr.Vars
+	// Owner is the ownership lookup the pipeline makes (its tool and
+	// arguments), nil for a tool without owner:. Set when the call passes
+	// the rules.
+	Owner *Lookup
+	// Quotas are what a write uses of each of its tool's quotas (key and
+	// amount), in config order; nil for a read. Set when the call passes
+	// the rules.
+	Quotas []QuotaUse
 }
 
 // checkedVars holds a Checked and the Vars it points to, allocated once.
@@ -111,8 +119,10 @@ const (
 // Check runs the pure checks on a call, cheapest first, and stops at the
 // first failure: existence, args shape, completeness, no extras, types,
 // constraints, permission, then the rules in order. A refusal by a rule
-// comes with the checked call (an approval binds to its arguments' hash);
-// any other refusal comes alone.
+// comes with the checked call (an approval binds to its arguments' hash),
+// as does one of a call that passed the rules but whose ownership lookup
+// or quota uses cannot be evaluated (prepare); any other refusal comes
+// alone.
 //
 // A top-level argument declared as an integer is written in its plain form
 // once it passes the schema (425000.0 and 4.25e5 become 425000), so the
@@ -183,7 +193,29 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 			return checked, c.ruleRefusal(rule, vars)
 		}
 	}
-	return checked, nil
+	return checked, v.prepare(checked)
+}
+
+// prepare computes what the later stages need of a call that passed the
+// rules: its ownership lookup and, for a write, its quota uses. Either
+// failing refuses the call, with the checked call (fail closed).
+func (v *Validator) prepare(c *Checked) *Refusal {
+	if owner := c.Tool.Spec.Owner; owner != nil {
+		l, err := v.lookup(c, owner.Lookup, c.Tool.OwnerArgs)
+		if err != nil {
+			return &Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
+		}
+		c.Owner = l
+	}
+	if c.Tool.Spec.Effect == types.EffectWrite {
+		uses, err := c.quotaUses()
+		if err != nil {
+			return &Refusal{Code: CodeRuleError, Rule: -1,
+				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", c.Tool.Name, err)}
+		}
+		c.Quotas = uses
+	}
+	return nil
 }
 
 // unknownTool refuses a name that is not a tool of the caller's catalogue;

@@ -81,7 +81,7 @@ type Compiled struct {
 	args   *argSchema
 	output *outputSchema // nil: no output_schema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
-	// unchanged ("args.order_id"): the object ids NotOwner names.
+	// unchanged ("args.order_id"): the object ids a not_owner refusal names.
 	ownerIDArgs []string
 	// env compiles the tool's expressions: args typed from its schema.
 	env *expr.Env

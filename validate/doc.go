@@ -17,8 +17,13 @@
 //	                                 for approval rules, rule_error when a
 //	                                 rule cannot be evaluated: fail closed)
 //
-// Ownership comes last and needs a lookup (I/O), which the pipeline runs;
-// LookupArgs, OwnerAccepts and NotOwner give it the pieces.
+// A call that passes the rules is prepared for the later stages in the
+// same pass: the arguments of its ownership lookup (Checked.Owner) and,
+// for a write, what it uses of each quota (Checked.Quotas); either one
+// that cannot be evaluated refuses the call. Ownership itself needs the
+// lookup (I/O), which the pipeline runs; Checked.OwnerVerdict judges its
+// answer. A write's verify read is prepared only when the pipeline needs
+// it (VerifyLookup, then Checked.Verified).
 //
 // Every refusal message is written for the model that made the call: it
 // names the tool, arguments and values concerned and says what to do next.

@@ -12,10 +12,34 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// LookupArgs evaluates a lookup's argument expressions (c.Tool.OwnerArgs or
-// c.Tool.VerifyArgs) over the checked call and returns them as a canonical
-// JSON object, ready to call the lookup tool with. No expressions give {}.
-func (v *Validator) LookupArgs(progs map[string]*expr.Program, c *Checked) (json.RawMessage, error) {
+// Lookup is a read the pipeline makes for a checked call: the ownership
+// check's (Checked.Owner) or the verify read's (Validator.VerifyLookup).
+type Lookup struct {
+	// Tool is the read tool.
+	Tool *Compiled
+	// Args are its arguments, evaluated over the call (numbers as
+	// json.Number, as a model's arguments are).
+	Args map[string]any
+}
+
+// VerifyLookup is the verify read of c, a call of a tool with a verify
+// block: its tool and its arguments, evaluated over the call.
+func (v *Validator) VerifyLookup(c *Checked) (*Lookup, error) {
+	if c.Tool.Spec.Verify == nil {
+		return nil, fmt.Errorf("%s has no verify read", c.Tool.Name)
+	}
+	return v.lookup(c, c.Tool.Spec.Verify.Lookup, c.Tool.VerifyArgs)
+}
+
+// lookup evaluates a lookup's argument expressions (c.Tool.OwnerArgs or
+// c.Tool.VerifyArgs) over the checked call. The values go through their
+// canonical JSON, so that the read tool is called with arguments of the
+// same types as a model's. No expressions give {}.
+func (v *Validator) lookup(c *Checked, tool string, progs map[string]*expr.Program) (*Lookup, error) {
+	read, ok := v.tools[tool]
+	if !ok {
+		return nil, fmt.Errorf("lookup tool %q is not configured", tool)
+	}
 	out := make(map[string]any, len(progs))
 	for _, name := range slices.Sorted(maps.Keys(progs)) {
 		val, err := progs[name].Eval(c.Vars)
@@ -24,48 +48,82 @@ func (v *Validator) LookupArgs(progs map[string]*expr.Program, c *Checked) (json
 		}
 		out[name] = val
 	}
-	return jsontext.Canonical(out), nil
-}
-
-// OwnerAccepts evaluates the tool's owner.expect with result bound to the
-// lookup's data: true when the principal owns the object.
-func (v *Validator) OwnerAccepts(c *Checked, lookupData json.RawMessage) (bool, error) {
-	if c.Tool.OwnerExpect == nil {
-		return false, fmt.Errorf("%s has no owner check", c.Tool.Name)
+	args, err := jsontext.DecodeObject(jsontext.Canonical(out))
+	if err != nil {
+		return nil, fmt.Errorf("lookup arguments: %w", err)
 	}
-	return judge(c, c.Tool.OwnerExpect, lookupData, "owner.expect")
+	return &Lookup{Tool: read, Args: args}, nil
 }
 
-// VerifyFinds evaluates the tool's verify.found with result bound to the
-// verify read's data: true when the write is seen to have happened.
-func (v *Validator) VerifyFinds(c *Checked, lookupData json.RawMessage) (bool, error) {
+// OwnerVerdict judges the answer of c's ownership lookup: nil when the
+// principal owns the object, not_owner when found is false (the lookup
+// said there is no such object for us to see) or owner.expect does not
+// hold of data (fail closed: an answer it cannot be evaluated on too).
+func (c *Checked) OwnerVerdict(data json.RawMessage, found bool) *Refusal {
+	if found && c.Tool.OwnerExpect != nil {
+		if ok, err := judge(c, c.Tool.OwnerExpect, data, "owner.expect"); err == nil && ok {
+			return nil
+		}
+	}
+	return c.notOwner()
+}
+
+// Verified judges the answer of c's verify read: found when verify.found
+// holds of data. answer is what the verified call answers with: the pick
+// of verify.result (canonical JSON) when the tool has one and it can be
+// evaluated, data otherwise.
+func (c *Checked) Verified(data json.RawMessage) (found bool, answer json.RawMessage, err error) {
 	if c.Tool.VerifyFound == nil {
-		return false, fmt.Errorf("%s has no verify check", c.Tool.Name)
+		return false, nil, fmt.Errorf("%s has no verify check", c.Tool.Name)
 	}
-	return judge(c, c.Tool.VerifyFound, lookupData, "verify.found")
+	vars, err := withResult(c, data, "verify.found")
+	if err != nil {
+		return false, nil, err
+	}
+	found, err = c.Tool.VerifyFound.EvalBool(vars)
+	if err != nil {
+		return false, nil, fmt.Errorf("verify.found (%s): %w", c.Tool.VerifyFound.Source(), err)
+	}
+	if !found {
+		return false, data, nil
+	}
+	if pick := c.Tool.VerifyResult; pick != nil {
+		if picked, err := pick.Eval(vars); err == nil {
+			return true, jsontext.Canonical(picked), nil
+		}
+	}
+	return true, data, nil
 }
 
 func judge(c *Checked, p *expr.Program, data json.RawMessage, key string) (bool, error) {
-	var result any
-	if len(data) > 0 {
-		d, err := jsontext.Decode(data)
-		if err != nil {
-			return false, fmt.Errorf("%s: lookup data: %w", key, err)
-		}
-		result = d
+	vars, err := withResult(c, data, key)
+	if err != nil {
+		return false, err
 	}
-	vars := *c.Vars
-	vars.Result = result
-	ok, err := p.EvalBool(&vars)
+	ok, err := p.EvalBool(vars)
 	if err != nil {
 		return false, fmt.Errorf("%s (%s): %w", key, p.Source(), err)
 	}
 	return ok, nil
 }
 
-// NotOwner is the refusal when the ownership lookup says the object is not
+// withResult is a copy of c's vars with result bound to a lookup's data.
+func withResult(c *Checked, data json.RawMessage, key string) (*expr.Vars, error) {
+	vars := *c.Vars
+	vars.Result = nil
+	if len(data) > 0 {
+		d, err := jsontext.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: lookup data: %w", key, err)
+		}
+		vars.Result = d
+	}
+	return &vars, nil
+}
+
+// notOwner is the refusal when the ownership lookup says the object is not
 // the principal's. It names the object's id arguments and their values.
-func NotOwner(c *Checked) *Refusal {
+func (c *Checked) notOwner() *Refusal {
 	var ids []string
 	for _, name := range c.Tool.ownerIDArgs {
 		if val, ok := c.Args[name]; ok {

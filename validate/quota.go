@@ -18,6 +18,11 @@ type Quota struct {
 	Window time.Duration
 	// Key renders whose quota a call uses.
 	Key *expr.Template
+	// RunLocal says Key names the run or the call, ids that each bearer
+	// key chooses for itself (see types.ScopedRunID), rather than a
+	// principal or an argument shared by design: the pipeline scopes such
+	// a key to the run's owner.
+	RunLocal bool
 	// Amount computes what a call uses; nil means 1.
 	Amount *expr.Program
 	// Message, when set, is the configured refusal text.
@@ -52,6 +57,9 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 			continue
 		}
 		c.Key = t
+		for _, p := range t.Placeholders() {
+			c.RunLocal = c.RunLocal || p == "run_id" || p == "call_id"
+		}
 		if q.Amount != "" {
 			p, err := env.CompileInt(q.Amount)
 			if err != nil {
@@ -73,11 +81,11 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 	return out
 }
 
-// QuotaUses computes what a checked call would use of each of its tool's
+// quotaUses computes what a checked call would use of each of its tool's
 // quotas: the rendered key and the amount. An amount that is not a
 // non-negative integer, or a key with a missing value, is an error (the
 // call is then refused: quotas fail closed).
-func (c *Checked) QuotaUses() ([]QuotaUse, error) {
+func (c *Checked) quotaUses() ([]QuotaUse, error) {
 	if len(c.Tool.Quotas) == 0 {
 		return nil, nil
 	}

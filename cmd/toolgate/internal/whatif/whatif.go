@@ -182,13 +182,9 @@ func judgeQuotas(all []*judged) {
 		if !j.now.Allowed || j.checked == nil || j.checked.Tool.Effect != types.EffectWrite || len(j.checked.Tool.Quotas) == 0 {
 			continue
 		}
-		uses, err := j.checked.QuotaUses()
-		if err != nil {
-			j.now = Verdict{Code: validate.CodeRuleError, Message: err.Error()}
-			continue
-		}
+		// A quota that cannot be evaluated refused the call in Check.
 		at := j.row.StartedAt
-		for _, u := range uses {
+		for _, u := range j.checked.Quotas {
 			var used int64
 			for _, w := range windows[[2]string{u.Quota.Name, u.Key}] {
 				if w.at.After(at.Add(-u.Quota.Window)) {
@@ -205,7 +201,7 @@ func judgeQuotas(all []*judged) {
 		if !j.now.Allowed || released(j) {
 			continue
 		}
-		for _, u := range uses {
+		for _, u := range j.checked.Quotas {
 			k := [2]string{u.Quota.Name, u.Key}
 			windows[k] = append(windows[k], use{at: at, amount: u.Amount})
 		}
