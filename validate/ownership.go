@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -47,7 +48,7 @@ func (v *Validator) lookup(c *Checked, tool string, progs map[string]*expr.Progr
 		}
 		out[name] = val
 	}
-	args, err := expr.DecodeObject(expr.Canonical(out))
+	args, err := jsontext.DecodeObject(jsontext.Canonical(out))
 	if err != nil {
 		return nil, fmt.Errorf("lookup arguments: %w", err)
 	}
@@ -88,7 +89,7 @@ func (c *Checked) Verified(data json.RawMessage) (found bool, answer json.RawMes
 	}
 	if pick := c.Tool.VerifyResult; pick != nil {
 		if picked, err := pick.Eval(vars); err == nil {
-			return true, expr.Canonical(picked), nil
+			return true, jsontext.Canonical(picked), nil
 		}
 	}
 	return true, data, nil
@@ -111,7 +112,7 @@ func withResult(c *Checked, data json.RawMessage, key string) (*expr.Vars, error
 	vars := *c.Vars
 	vars.Result = nil
 	if len(data) > 0 {
-		d, err := expr.Decode(data)
+		d, err := jsontext.Decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: lookup data: %w", key, err)
 		}
