@@ -196,28 +196,6 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 	return checked, v.prepare(checked)
 }
 
-// prepare computes what the later stages need of a call that passed the
-// rules: its ownership lookup and, for a write, its quota uses. Either
-// failing refuses the call, with the checked call (fail closed).
-func (v *Validator) prepare(c *Checked) *Refusal {
-	if owner := c.Tool.Spec.Owner; owner != nil {
-		l, err := v.lookup(c, owner.Lookup, c.Tool.OwnerArgs)
-		if err != nil {
-			return &Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
-		}
-		c.Owner = l
-	}
-	if c.Tool.Spec.Effect == types.EffectWrite {
-		uses, err := c.quotaUses()
-		if err != nil {
-			return &Refusal{Code: CodeRuleError, Rule: -1,
-				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", c.Tool.Name, err)}
-		}
-		c.Quotas = uses
-	}
-	return nil
-}
-
 // unknownTool refuses a name that is not a tool of the caller's catalogue;
 // the message names only the tools of that catalogue.
 func (v *Validator) unknownTool(name string, cat *config.Catalogue) *Refusal {
