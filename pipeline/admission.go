@@ -109,16 +109,17 @@ func (p *Pipeline) admitCtx(ctx context.Context, f *flight) (context.Context, co
 // admissionFailed answers a call the store could not admit.
 func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 	if errors.Is(err, store.ErrStepBudget) {
-		return p.exhausted(f)
+		return exhausted(f.run.MaxSteps)
 	}
 	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
 	return storeUnavailable("toolgate's database did not take this call's admission in time, so nothing was done")
 }
 
-// exhausted answers a call refused for the run's step budget.
-func (p *Pipeline) exhausted(f *flight) *types.Result {
+// exhausted answers a call refused for its run's step budget, of
+// maxSteps steps.
+func exhausted(maxSteps int64) *types.Result {
 	return types.Fail(types.CodeStepBudgetExhausted,
-		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", f.run.MaxSteps), types.Meta{})
+		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", maxSteps), types.Meta{})
 }
 
 // storeUnavailable answers a call the store could not admit (it could not
