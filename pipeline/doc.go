@@ -14,6 +14,8 @@
 //	                                 the call takes its step; takeStepFirst
 //	                                 takes it on its own; refused answers a
 //	                                 refusal once its step is taken;
+//	                                 awaitRecords: a repeat waits for the
+//	                                 records an earlier call of it kept;
 //	                                 admitLimited: step, state-writer slot,
 //	                                 operation and quotas in one write
 //	2  execute         ledger.go     beginWrite, begin: a write's intent is

@@ -32,10 +32,6 @@ func (p *Pipeline) beginWrite(ctx context.Context, f *flight) *types.Result {
 // withStep (admission stepWithBegin) makes the first write also take the
 // call's step.
 func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.Result {
-	if res := p.flushKey(ctx, f.key); res != nil {
-		f.wait = storeRetryAfter
-		return res
-	}
 	for {
 		existing, began, res := p.beginOnce(ctx, f, withStep)
 		withStep = false
