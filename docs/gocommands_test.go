@@ -3,6 +3,7 @@ package docs
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -115,7 +116,7 @@ func (c *commandChecker) checkGoTest(pkg string, flags map[string]string) (strin
 	if err != nil {
 		return "", err
 	}
-	funcs, err := testFuncs(filepath.Join(c.root, dir))
+	funcs, err := testFuncs(filepath.Join(c.root, dir), flags["tags"])
 	if err != nil {
 		return "", err
 	}
@@ -146,15 +147,24 @@ func (c *commandChecker) checkGoTest(pkg string, flags map[string]string) (strin
 }
 
 // testFuncs are the names of the functions the _test.go files of a
-// directory declare (without a receiver).
-func testFuncs(dir string) ([]string, error) {
+// directory declare (without a receiver), in the files go test builds
+// with these -tags (a test behind a build tag the command does not give
+// is not run by it).
+func testFuncs(dir, tags string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return nil, err
 	}
+	ctx := build.Default
+	if tags != "" {
+		ctx.BuildTags = strings.Split(tags, ",")
+	}
 	var names []string
 	fset := token.NewFileSet()
 	for _, f := range files {
+		if ok, err := ctx.MatchFile(dir, filepath.Base(f)); err != nil || !ok {
+			continue
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
