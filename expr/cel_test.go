@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -21,7 +22,7 @@ func testEnv(t testing.TB) *Env {
 
 func mustObject(t testing.TB, raw string) map[string]any {
 	t.Helper()
-	m, err := DecodeObject(json.RawMessage(raw))
+	m, err := jsontext.DecodeObject(json.RawMessage(raw))
 	if err != nil {
 		t.Fatalf("DecodeObject(%s): %v", raw, err)
 	}
@@ -30,7 +31,7 @@ func mustObject(t testing.TB, raw string) map[string]any {
 
 func mustValue(t testing.TB, raw string) any {
 	t.Helper()
-	v, err := Decode(json.RawMessage(raw))
+	v, err := jsontext.Decode(json.RawMessage(raw))
 	if err != nil {
 		t.Fatalf("Decode(%s): %v", raw, err)
 	}

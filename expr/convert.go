@@ -10,6 +10,8 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // maxDepth bounds the nesting of a CEL result converted back to JSON.
@@ -37,7 +39,7 @@ func (a adapter) NativeToValue(value any) ref.Val {
 	case map[string]json.Number:
 		return types.NewMap(a, v)
 	case json.RawMessage:
-		d, err := Decode(v)
+		d, err := jsontext.Decode(v)
 		if err != nil {
 			return types.NewErr("invalid JSON value: %v", err)
 		}
@@ -87,7 +89,7 @@ func toJSON(v ref.Val, depth int) (any, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("result %v is not a JSON number", f)
 		}
-		return json.Number(appendFloat(nil, f)), nil
+		return json.Number(jsontext.AppendFloat(nil, f)), nil
 	case types.String:
 		return string(v), nil
 	case types.Bytes:

@@ -9,6 +9,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 
+	"github.com/toolgate/toolgate/internal/jsontext"
 	tgtypes "github.com/toolgate/toolgate/types"
 )
 
@@ -127,5 +128,37 @@ func TestToJSON(t *testing.T) {
 				t.Errorf("Eval(%s) = %#v, want %#v", tt.src, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBigIntegerRoundTrip follows 9007199254740993 (2^53+1, which float64
+// cannot hold) through decode, CEL, template and canonical encoding.
+func TestBigIntegerRoundTrip(t *testing.T) {
+	const big = "9007199254740993"
+	args := mustObject(t, `{"n":`+big+`}`)
+	if got := string(jsontext.Canonical(args)); got != `{"n":`+big+`}` {
+		t.Errorf("Canonical = %s", got)
+	}
+	env := testEnv(t)
+	for _, src := range []string{"args.n", "{'m': args.n}.m", "[args.n][0]", "args.n + 0"} {
+		p, err := env.Compile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Eval(&Vars{Args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != json.Number(big) {
+			t.Errorf("Eval(%q) = %#v, want %s", src, got, big)
+		}
+	}
+	p, _ := env.Compile("args.n == 9007199254740992")
+	if ok, _ := p.EvalBool(&Vars{Args: args}); ok {
+		t.Error("2^53+1 compared equal to 2^53: the integer was rounded")
+	}
+	tmpl, _ := ParseTemplate("{n}")
+	if got, _ := tmpl.Render(&Vars{Args: args}); got != big {
+		t.Errorf("Render = %s", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // Template is a text with {placeholders}, used for idempotency keys and rule
@@ -270,7 +272,7 @@ func writeValue(b *strings.Builder, val any) {
 	case json.Number:
 		b.WriteString(string(val))
 	default:
-		b.Write(Canonical(val))
+		b.Write(jsontext.Canonical(val))
 	}
 }
 
@@ -328,3 +330,6 @@ func walk(root map[string]any, path []string) (any, bool) {
 	}
 	return cur, true
 }
+
+// isDigit reports whether c is an ASCII digit.
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -7,9 +7,10 @@ import (
 )
 
 // Vars are what expressions and templates see. Numbers inside Args, State,
-// Result and Principal.Attrs are json.Number (as Decode makes them). A nil
-// *Vars, nil maps and a nil Principal all read as empty, so has(state.x) and
-// has(principal.limits.x) work without them.
+// Result and Principal.Attrs are json.Number (as toolgate's decoder,
+// internal/jsontext, makes them). A nil *Vars, nil maps and a nil Principal
+// all read as empty, so has(state.x) and has(principal.limits.x) work
+// without them.
 type Vars struct {
 	// Args are the decoded call arguments.
 	Args map[string]any

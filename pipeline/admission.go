@@ -56,6 +56,9 @@ func (p *Pipeline) admit(ctx context.Context, f *flight, refusal *validate.Refus
 	}
 	f.deadline = f.started.Add(f.spec.Timeout.Total.D())
 	timeout := f.spec.Timeout.Total.D()
+	if res := p.awaitRecords(ctx, f); res != nil {
+		return 0, res
+	}
 	if f.admission == limited {
 		if res := p.admitLimited(ctx, f); res != nil {
 			return 0, res
@@ -63,6 +66,22 @@ func (p *Pipeline) admit(ctx context.Context, f *flight, refusal *validate.Refus
 		timeout = f.deadline.Sub(p.clock.Now())
 	}
 	return timeout, nil
+}
+
+// awaitRecords makes a repeat of an operation wait, within the call's
+// deadline, until the outbox has written the records an earlier call of it
+// kept (flushKey), so that the ledger it is judged against knows the
+// earlier outcome. It answers nil, or store_unavailable: a limited call
+// then takes its step in the commit of its row, as one answered before
+// the store admitted it; a write begun with its step takes none.
+func (p *Pipeline) awaitRecords(ctx context.Context, f *flight) *types.Result {
+	ctx, cancel := p.admitCtx(ctx, f)
+	defer cancel()
+	res := p.flushKey(ctx, f.key)
+	if res != nil && f.admission == limited {
+		f.answeredUnadmitted()
+	}
+	return res
 }
 
 // admissionFor decides how f is admitted, refused (by validation) or not.
@@ -109,23 +128,24 @@ func (p *Pipeline) admitCtx(ctx context.Context, f *flight) (context.Context, co
 // admissionFailed answers a call the store could not admit.
 func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 	if errors.Is(err, store.ErrStepBudget) {
-		return p.exhausted(f)
+		return exhausted(f.run.MaxSteps)
 	}
 	p.log.Error("admission failed", "run", f.run.ID, "tool", f.call.Tool, "err", err)
 	return storeUnavailable("toolgate's database did not take this call's admission in time, so nothing was done")
 }
 
-// exhausted answers a call refused for the run's step budget.
-func (p *Pipeline) exhausted(f *flight) *types.Result {
+// exhausted answers a call refused for its run's step budget, of
+// maxSteps steps.
+func exhausted(maxSteps int64) *types.Result {
 	return types.Fail(types.CodeStepBudgetExhausted,
-		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", f.run.MaxSteps), types.Meta{})
+		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", maxSteps), types.Meta{})
 }
 
 // storeUnavailable answers a call the store could not admit (it could not
 // be reached, did not answer in time, or the process could not confirm its
 // liveness in it): nothing was done and nothing sent, and the same call
-// may be repeated once the store is back. Feedback advises the wait
-// (storeRetryAfter, never less).
+// may be repeated once the store is back. Feedback advises the wait (a
+// second at least).
 func storeUnavailable(msg string) *types.Result {
 	return types.Fail(types.CodeStoreUnavailable, msg, types.Meta{})
 }
@@ -164,11 +184,6 @@ func (f *flight) answeredUnadmitted() {
 // by this call), or the call's answer.
 func (p *Pipeline) admitLimited(ctx context.Context, f *flight) *types.Result {
 	limiter := p.store
-	if res := p.flushKey(ctx, f.key); res != nil {
-		f.wait = storeRetryAfter
-		f.answeredUnadmitted()
-		return res
-	}
 	for {
 		a, res := p.storeAdmission(f)
 		if res != nil {

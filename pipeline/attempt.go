@@ -15,6 +15,10 @@ import (
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.31.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // execute is stages 2 and 3 proper: the tool's attempts under its breaker
@@ -273,4 +277,86 @@ func (p *Pipeline) lookup(ctx context.Context, cfg *live, deadline time.Time, pu
 		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}
 	}
 	return nil, out.fail
+}
+
+// PurposeKey is the attribute of attempt and lookup spans saying why the
+// request was sent: call, owner or verify (monitor.Purpose).
+const PurposeKey = attribute.Key("toolgate.purpose")
+
+// startLookup opens the span of an ownership or verify lookup, the parent
+// of the lookup's attempts: "owner_lookup {tool}" or "verify_lookup {tool}".
+func (p *Pipeline) startLookup(ctx context.Context, purpose monitor.Purpose, tool string) (context.Context, trace.Span) {
+	tr := p.activeTracer()
+	if tr == nil {
+		return ctx, noSpan{}
+	}
+	ctx, span := tr.Start(ctx, string(purpose)+"_lookup "+tool, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(PurposeKey.String(string(purpose)), semconv.GenAIToolName(tool))
+	}
+	return ctx, span
+}
+
+// endLookup records how the lookup's attempts ended.
+func endLookup(span trace.Span, out outcome) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("toolgate.attempts", out.attempts))
+		switch {
+		case out.fail != nil:
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(out.fail.Code)))
+			span.SetStatus(codes.Error, string(out.fail.Code))
+		case out.open != nil:
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(types.CodeCircuitOpen)))
+			span.SetStatus(codes.Error, string(types.CodeCircuitOpen))
+		}
+	}
+	span.End()
+}
+
+// startAttempt opens the span of one attempt, a CLIENT child of the call's
+// (or the lookup's) span. It is named "attempt {tool}" here; the HTTP
+// executor renames it after the method and adds the HTTP client attributes
+// once the request is built.
+func (p *Pipeline) startAttempt(ctx context.Context, spec *config.Tool, purpose monitor.Purpose, n int) (context.Context, trace.Span) {
+	tr := p.activeTracer()
+	if tr == nil {
+		return ctx, noSpan{}
+	}
+	ctx, span := tr.Start(ctx, "attempt", trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
+		if purpose == "" {
+			purpose = monitor.PurposeCall
+		}
+		span.SetName("attempt " + spec.Name)
+		span.SetAttributes(attribute.Int("toolgate.attempt", n), semconv.GenAIToolName(spec.Name), PurposeKey.String(string(purpose)))
+	}
+	return ctx, span
+}
+
+func endAttempt(span trace.Span, resp *execute.Response, fail *execute.Failure) {
+	switch {
+	case !span.IsRecording():
+	case fail != nil:
+		span.SetAttributes(semconv.ErrorTypeKey.String(fail.Kind.String()), attribute.Bool("toolgate.delivered", fail.Delivered))
+		if fail.Status != 0 {
+			span.SetAttributes(semconv.HTTPResponseStatusCode(fail.Status))
+		}
+		span.SetStatus(codes.Error, fail.Kind.String())
+	case resp != nil && resp.Status != 0:
+		span.SetAttributes(semconv.HTTPResponseStatusCode(resp.Status))
+	}
+	span.End()
+}
+
+// recordAttempt tells the sinks that count attempts (monitor.AttemptSink)
+// of one attempt sent.
+func (p *Pipeline) recordAttempt(tool string, purpose monitor.Purpose) {
+	if purpose == "" {
+		purpose = monitor.PurposeCall
+	}
+	for _, s := range p.sinks {
+		if as, ok := s.(monitor.AttemptSink); ok {
+			as.RecordAttempt(tool, purpose)
+		}
+	}
 }

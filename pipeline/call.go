@@ -69,7 +69,7 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	defer p.recoverRun(f, &res)
 	if f.run.MaxSteps > 0 && f.run.Step >= f.run.MaxSteps {
-		return p.exhausted(f)
+		return exhausted(f.run.MaxSteps)
 	}
 
 	// 1 validate: the pure checks, cheapest first, then approval and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
@@ -37,7 +37,7 @@ func (p *Pipeline) stateUpdate(f *flight, res *types.Result) stateChange {
 		return stateChange{}
 	}
 	u := stateChange{updates: true}
-	answer, err := expr.Decode(res.Data)
+	answer, err := jsontext.Decode(res.Data)
 	if err == nil {
 		u.answer = answer
 		u.patch, err = statePatch(f, answer, f.state)
@@ -60,7 +60,7 @@ func statePatch(f *flight, answer any, st map[string]any) (json.RawMessage, erro
 	if err != nil {
 		return nil, err
 	}
-	return expr.Canonical(patch), nil
+	return jsontext.Canonical(patch), nil
 }
 
 // commit writes the call's records in one transaction: the execution row

@@ -14,6 +14,8 @@
 //	                                 the call takes its step; takeStepFirst
 //	                                 takes it on its own; refused answers a
 //	                                 refusal once its step is taken;
+//	                                 awaitRecords: a repeat waits for the
+//	                                 records an earlier call of it kept;
 //	                                 admitLimited: step, state-writer slot,
 //	                                 operation and quotas in one write
 //	2  execute         ledger.go     beginWrite, begin: a write's intent is
@@ -21,8 +23,9 @@
 //	                                 existing: a repeat replays, conflicts,
 //	                                 waits or verifies
 //	                   attempt.go    execute, attempts: the breaker, then
-//	                                 send, per attempt (lookup: the same for
-//	                                 the pipeline's own reads)
+//	                                 send, per attempt, under its span
+//	                                 (lookup: the same for the pipeline's
+//	                                 own reads)
 //	3  retry           attempt.go    again: only when the failure is transient
 //	                                 AND repeating is safe (retry.Decide), within
 //	                                 the retry budget; failed: the last
@@ -53,7 +56,8 @@
 // outbox.go (records kept until the store takes them), wait.go (a call
 // waiting on another: awaitWriter for the run's slot, await for an
 // operation in flight),
-// trace.go (spans),
+// trace.go (the tracer, and the call's span: an attempt's and a lookup's
+// spans are opened beside them, in attempt.go),
 // reconcile.go (Reconcile: operations left unknown, settled), readtools.go
 // (the read tools an observation suggests), upstream.go (Read: an
 // upstream's reads that are not tool calls).

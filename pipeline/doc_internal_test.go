@@ -23,7 +23,7 @@ func TestDocNamesWhereEachStageHappens(t *testing.T) {
 		{"call.go", []string{"Call", "CallRun", "callRun", "run"}},
 		{"flight.go", nil},
 		{"validate.go", []string{"judge", "approve", "checkOwner"}},
-		{"admission.go", []string{"admit", "admissionFor", "takeStepFirst", "refused", "admitLimited"}},
+		{"admission.go", []string{"admit", "admissionFor", "takeStepFirst", "refused", "awaitRecords", "admitLimited"}},
 		{"ledger.go", []string{"beginWrite", "begin", "existing"}},
 		{"attempt.go", []string{"execute", "attempts", "send", "again", "failed", "lookup"}},
 		{"verify.go", []string{"unsettled", "unknownOutcome", "settleByVerify", "checkResent"}},

@@ -33,7 +33,7 @@ func (p *Pipeline) finish(ctx context.Context, f *flight, res *types.Result) *ty
 	err := p.record(ctx, f, res)
 	if f.admission == stepInCommit && errors.Is(err, store.ErrStepBudget) {
 		f.admission = notAdmitted
-		res = p.exhausted(f)
+		res = exhausted(f.run.MaxSteps)
 		err = p.record(ctx, f, res)
 	}
 	var k *kept

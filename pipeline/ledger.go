@@ -32,10 +32,6 @@ func (p *Pipeline) beginWrite(ctx context.Context, f *flight) *types.Result {
 // withStep (admission stepWithBegin) makes the first write also take the
 // call's step.
 func (p *Pipeline) begin(ctx context.Context, f *flight, withStep bool) *types.Result {
-	if res := p.flushKey(ctx, f.key); res != nil {
-		f.wait = storeRetryAfter
-		return res
-	}
 	for {
 		existing, began, res := p.beginOnce(ctx, f, withStep)
 		withStep = false
@@ -80,7 +76,7 @@ func (p *Pipeline) beginOnce(ctx context.Context, f *flight, withStep bool) (exi
 		step, existing, began, err = p.store.AdmitAndBegin(ctx, f.run.ID, op)
 		if errors.Is(err, store.ErrStepBudget) {
 			f.admission = notAdmitted
-			return nil, false, p.exhausted(f)
+			return nil, false, exhausted(f.run.MaxSteps)
 		}
 		f.step = step
 	} else {
@@ -165,24 +161,25 @@ func (p *Pipeline) replay(f *flight, op *types.Operation) *types.Result {
 // that both verified would both settle it and apply its state update twice.
 // Another repeat finds it started and waits for this call's outcome.
 func (p *Pipeline) claimUnknown(ctx context.Context, f *flight, op *types.Operation) (res *types.Result, again bool) {
-	if !f.keyHonoured() && f.spec.Verify == nil {
-		return p.verifyUnknown(ctx, f, op), false // nothing to do but say so
+	if f.keyHonoured() || f.spec.Verify != nil {
+		claimed, err := p.store.ClaimOperation(ctx, f.key, f.owner(p), f.deadline.Add(p.margin))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, true // removed meanwhile: nothing happened, begin afresh
+		case err != nil:
+			p.log.Error("claiming an operation failed", "key", f.key, "err", err)
+			return storeUnavailable("toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
+		case !claimed:
+			return nil, true // another call claimed it: wait for its outcome
+		case f.keyHonoured():
+			// The dependency dedupes by our key: sending again is safe and is
+			// the way to learn the outcome (checked by the verify read, when
+			// there is one: see checkResent).
+			f.resent = true
+			return nil, false
+		}
 	}
-	claimed, err := p.store.ClaimOperation(ctx, f.key, f.owner(p), f.deadline.Add(p.margin))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, true // removed meanwhile: nothing happened, begin afresh
-	case err != nil:
-		p.log.Error("claiming an operation failed", "key", f.key, "err", err)
-		return storeUnavailable("toolgate could not claim the operation (its database did not answer in time); nothing was sent"), false
-	case !claimed:
-		return nil, true // another call claimed it: wait for its outcome
-	case f.keyHonoured():
-		// The dependency dedupes by our key: sending again is safe and is
-		// the way to learn the outcome (checked by the verify read, when
-		// there is one: see checkResent).
-		f.resent = true
-		return nil, false
-	}
+	// Claimed, to be verified; or nothing to claim it for (no verify read,
+	// no honoured key): verifyUnknown says so.
 	return p.verifyUnknown(ctx, f, op), false
 }

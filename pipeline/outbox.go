@@ -14,17 +14,15 @@ import (
 // take them (unrecorded) and writes them as soon as it can: a goroutine,
 // started by the first record kept and ended once none is left, tries the
 // oldest every retryEvery; a repeat of an operation whose record is kept
-// waits for it to be written (flushKey), so that no repeat is judged
+// waits for it to be written (flushKey, from admission's awaitRecords),
+// so that no repeat is judged
 // against a ledger that does not know the earlier outcome.
 // docs/reliability-postgres.md says what a caller sees.
 
 // Outbox timings.
 const (
-	// retryEvery is the wait between two tries of the outbox's writer,
-	// and storeRetryAfter what a call refused store_unavailable is told
-	// to wait.
-	retryEvery      = 200 * time.Millisecond
-	storeRetryAfter = time.Second
+	// retryEvery is the wait between two tries of the outbox's writer.
+	retryEvery = 200 * time.Millisecond
 	// commitGrace is how long after its deadline a call may wait for its
 	// records to be written before it is answered without them, and one
 	// outbox write's bound.

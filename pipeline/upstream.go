@@ -54,16 +54,14 @@ func (p *Pipeline) Read(ctx context.Context, r *Read) (*types.Result, error) {
 	started := p.clock.Now()
 	ctx = context.WithoutCancel(ctx) // recorded even when the client goes
 	if run.MaxSteps > 0 && run.Step >= run.MaxSteps {
-		res := types.Fail(types.CodeStepBudgetExhausted,
-			fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", run.MaxSteps), types.Meta{})
+		res := exhausted(run.MaxSteps)
 		return res, p.recordRead(ctx, r, call, res, started, false)
 	}
 	res, delivered := p.readOnce(ctx, r)
 	normalise.Settle(res, types.EffectRead, delivered)
 	err = p.recordRead(ctx, r, call, res, started, true)
 	if errors.Is(err, store.ErrStepBudget) {
-		res = types.Fail(types.CodeStepBudgetExhausted,
-			fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", run.MaxSteps), types.Meta{})
+		res = exhausted(run.MaxSteps)
 		err = p.recordRead(ctx, r, call, res, started, false)
 	}
 	return res, err

@@ -93,7 +93,7 @@ func (f *flight) bind(c *validate.Checked) {
 
 // operationKey derives the identity of a write from the operation, never the
 // attempt: the tool's template, or "op:", the tool's name and a hash of
-// (run, tool, canonical args) (expr.Hash, built here in buffers on the
+// (run, tool, canonical args) (jsontext.Hash, built here in buffers on the
 // stack: one allocation, the key itself). bind scopes it to the run's
 // owner (flight.keyScope, types.Run.ScopeOperationKey).
 func operationKey(c *validate.Checked, runID string) string {

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/validate"
 )
 
 // The operation key of a tool without a key template is "op:", the tool's
-// name and expr.Hash of (run, tool, canonical args), byte for byte: keys
+// name and jsontext.Hash of (run, tool, canonical args), byte for byte: keys
 // are stored in the ledger, so a key derived differently after an upgrade
 // would let a repeat of a done write run again.
 func TestOperationKeyIsTheStoredDerivation(t *testing.T) {
@@ -21,7 +21,7 @@ func TestOperationKeyIsTheStoredDerivation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &validate.Checked{Tool: &validate.Compiled{Name: tc.tool}, Canonical: []byte(tc.canonical)}
 			id := tc.run + "\x00" + tc.tool + "\x00" + tc.canonical
-			want := "op:" + tc.tool + ":" + expr.Hash([]byte(id))
+			want := "op:" + tc.tool + ":" + jsontext.Hash([]byte(id))
 			if got := operationKey(c, tc.run); got != want {
 				t.Fatalf("operationKey = %s, want %s", got, want)
 			}

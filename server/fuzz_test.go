@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
@@ -70,12 +70,12 @@ func sameJSON(a, b json.RawMessage) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	da, errA := expr.Decode(a)
-	db, errB := expr.Decode(b)
+	da, errA := jsontext.Decode(a)
+	db, errB := jsontext.Decode(b)
 	if errA != nil || errB != nil {
 		return bytes.Equal(a, b)
 	}
-	return bytes.Equal(expr.Canonical(da), expr.Canonical(db))
+	return bytes.Equal(jsontext.Canonical(da), jsontext.Canonical(db))
 }
 
 // fuzzRefundYAML is the one tool FuzzValidateArgs judges arguments
@@ -132,11 +132,11 @@ func FuzzValidateArgs(f *testing.F) {
 		if c == nil {
 			return
 		}
-		got, err := expr.DecodeObject(c.Canonical)
+		got, err := jsontext.DecodeObject(c.Canonical)
 		if err != nil {
 			t.Fatalf("canonical %s does not decode: %v", c.Canonical, err)
 		}
-		if !bytes.Equal(expr.Canonical(got), c.Canonical) || c.ArgsHash != expr.Hash(c.Canonical) {
+		if !bytes.Equal(jsontext.Canonical(got), c.Canonical) || c.ArgsHash != jsontext.Hash(c.Canonical) {
 			t.Fatalf("canonical form not stable: %s", c.Canonical)
 		}
 		for k := range got {

@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -56,7 +57,7 @@ func Apply(old json.RawMessage, patch map[string]any) (json.RawMessage, error) {
 	for k, v := range patch {
 		next[k] = v
 	}
-	return expr.Canonical(next), nil
+	return jsontext.Canonical(next), nil
 }
 
 // ApplyRaw applies a patch recorded as a JSON object.
@@ -76,7 +77,7 @@ func Decode(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return map[string]any{}, nil
 	}
-	m, err := expr.DecodeObject(raw)
+	m, err := jsontext.DecodeObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
@@ -89,7 +90,7 @@ func Canonicalize(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return expr.Canonical(m), nil
+	return jsontext.Canonical(m), nil
 }
 
 // Replay folds the recorded patches of rows, in ascending Version order,

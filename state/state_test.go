@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -47,7 +48,7 @@ func TestPatchSeesTheOldState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(expr.Canonical(patch))
+	got := string(jsontext.Canonical(patch))
 	if want := `{"count":2,"refund_id":"RF-7","refunded_paise":9007199254740993}`; got != want {
 		t.Errorf("patch = %s, want %s", got, want)
 	}

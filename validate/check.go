@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -44,9 +45,9 @@ type Checked struct {
 	Tool *Compiled
 	// Args are the decoded arguments (numbers as json.Number).
 	Args map[string]any
-	// Canonical is expr.Canonical(Args).
+	// Canonical is jsontext.Canonical(Args).
 	Canonical []byte
-	// ArgsHash is expr.Hash(Canonical).
+	// ArgsHash is jsontext.Hash(Canonical).
 	ArgsHash string
 	// Vars are ready for the later expressions (Result is nil).
 	Vars *expr.Vars
@@ -163,13 +164,13 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 			Tool:      c.Name,
 		},
 	}
-	vars, canonical := &both.vars, expr.Canonical(args)
+	vars, canonical := &both.vars, jsontext.Canonical(args)
 	checked := &both.checked
 	*checked = Checked{
 		Tool:      c,
 		Args:      args,
 		Canonical: canonical,
-		ArgsHash:  expr.Hash(canonical),
+		ArgsHash:  jsontext.Hash(canonical),
 		Vars:      vars,
 	}
 	for _, rule := range c.Rules {
@@ -193,28 +194,6 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		}
 	}
 	return checked, v.prepare(checked)
-}
-
-// prepare computes what the later stages need of a call that passed the
-// rules: its ownership lookup and, for a write, its quota uses. Either
-// failing refuses the call, with the checked call (fail closed).
-func (v *Validator) prepare(c *Checked) *Refusal {
-	if owner := c.Tool.Spec.Owner; owner != nil {
-		l, err := v.lookup(c, owner.Lookup, c.Tool.OwnerArgs)
-		if err != nil {
-			return &Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
-		}
-		c.Owner = l
-	}
-	if c.Tool.Spec.Effect == types.EffectWrite {
-		uses, err := c.quotaUses()
-		if err != nil {
-			return &Refusal{Code: CodeRuleError, Rule: -1,
-				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", c.Tool.Name, err)}
-		}
-		c.Quotas = uses
-	}
-	return nil
 }
 
 // unknownTool refuses a name that is not a tool of the caller's catalogue;
@@ -250,7 +229,7 @@ func decodeArgs(c *Compiled, raw json.RawMessage) (map[string]any, *Refusal) {
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return map[string]any{}, nil
 	}
-	args, err := expr.DecodeObject(trimmed)
+	args, err := jsontext.DecodeObject(trimmed)
 	if err == nil {
 		return args, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // flatSchema uses every keyword the fast path knows.
@@ -63,7 +63,7 @@ func TestFastSchemaAgrees(t *testing.T) {
 		{`{"order_id":"ORD-4471","amount_paise":true}`, false},
 		{`{"order_id":null,"amount_paise":5}`, false},
 	} {
-		args, err := expr.DecodeObject(json.RawMessage(tc.args))
+		args, err := jsontext.DecodeObject(json.RawMessage(tc.args))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func FuzzFastSchema(f *testing.F) {
 		}
 		raw := `{"order_id":` + strconv.Quote(order) + `,"amount_paise":` + amount + `,"ratio":` + ratio +
 			`,"reason":` + q(reason) + `,"note":` + q(note) + `,"urgent":` + urgent + `,"anything":` + anything + `}`
-		args, err := expr.DecodeObject(json.RawMessage(raw))
+		args, err := jsontext.DecodeObject(json.RawMessage(raw))
 		if err != nil {
 			return
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // FuzzCheck feeds arbitrary bytes as the arguments of every tool: Check
@@ -39,14 +39,14 @@ func FuzzCheck(f *testing.F) {
 				}
 				continue
 			}
-			again, err := expr.DecodeObject(c.Canonical)
+			again, err := jsontext.DecodeObject(c.Canonical)
 			if err != nil {
 				t.Fatalf("%s: canonical %s does not decode: %v", tool, c.Canonical, err)
 			}
-			if !bytes.Equal(expr.Canonical(again), c.Canonical) {
+			if !bytes.Equal(jsontext.Canonical(again), c.Canonical) {
 				t.Fatalf("%s: canonical form not stable: %s", tool, c.Canonical)
 			}
-			if c.ArgsHash != expr.Hash(c.Canonical) {
+			if c.ArgsHash != jsontext.Hash(c.Canonical) {
 				t.Fatalf("%s: ArgsHash does not match Canonical", tool)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // Sentences that end refusals: what the model should do next.
@@ -21,7 +21,7 @@ const (
 // brief shows a value compactly for a message: JSON, cut to a few dozen
 // bytes.
 func brief(v any) string {
-	s := string(expr.Canonical(v))
+	s := string(jsontext.Canonical(v))
 	if len(s) <= maxBriefBytes {
 		return s
 	}

@@ -1,9 +1,7 @@
 package validate
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/toolgate/toolgate/config"
@@ -79,37 +77,4 @@ func compileQuotas(env *expr.Env, qs []config.Quota, bad func(key, format string
 		out = append(out, c)
 	}
 	return out
-}
-
-// quotaUses computes what a checked call would use of each of its tool's
-// quotas: the rendered key and the amount. An amount that is not a
-// non-negative integer, or a key with a missing value, is an error (the
-// call is then refused: quotas fail closed).
-func (c *Checked) quotaUses() ([]QuotaUse, error) {
-	if len(c.Tool.Quotas) == 0 {
-		return nil, nil
-	}
-	out := make([]QuotaUse, 0, len(c.Tool.Quotas))
-	for _, q := range c.Tool.Quotas {
-		key, err := q.Key.RenderEscaped(c.Vars)
-		if err != nil {
-			return nil, fmt.Errorf("quota %s: key %s: %w", q.Name, q.Key, err)
-		}
-		amount := int64(1)
-		if q.Amount != nil {
-			v, err := q.Amount.Eval(c.Vars)
-			if err != nil {
-				return nil, fmt.Errorf("quota %s: amount %s: %w", q.Name, q.Amount.Source(), err)
-			}
-			n, ok := v.(json.Number)
-			if !ok {
-				return nil, fmt.Errorf("quota %s: amount %s is %v, not an integer", q.Name, q.Amount.Source(), v)
-			}
-			if amount, err = strconv.ParseInt(string(n), 10, 64); err != nil || amount < 0 {
-				return nil, fmt.Errorf("quota %s: amount %s is %s, not a non-negative integer", q.Name, q.Amount.Source(), n)
-			}
-		}
-		out = append(out, QuotaUse{Quota: q, Key: key, Amount: amount})
-	}
-	return out, nil
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/config"
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -14,7 +14,7 @@ import (
 // loader gives int64 or uint64, which Compile encodes just as exactly).
 func obj(t testing.TB, s string) map[string]any {
 	t.Helper()
-	m, err := expr.DecodeObject(json.RawMessage(s))
+	m, err := jsontext.DecodeObject(json.RawMessage(s))
 	if err != nil {
 		t.Fatalf("bad JSON literal %s: %v", s, err)
 	}
@@ -142,7 +142,7 @@ var limitless = &types.Principal{ID: "cust_9", Permissions: []string{"refunds:wr
 
 func decodeState(t testing.TB, s string) map[string]any {
 	t.Helper()
-	m, err := expr.DecodeObject(json.RawMessage(s))
+	m, err := jsontext.DecodeObject(json.RawMessage(s))
 	if err != nil {
 		t.Fatal(err)
 	}

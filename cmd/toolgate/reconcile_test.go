@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/internal/sim"
 	"github.com/toolgate/toolgate/internal/testsupport/refunds"
 	"github.com/toolgate/toolgate/store/storeurl"
@@ -81,7 +81,7 @@ func testReconcile(t *testing.T, key string, settles bool) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	argsHash := expr.Hash([]byte(`{"amount_paise":500,"order_id":"ORD-1"}`))
+	argsHash := jsontext.Hash([]byte(`{"amount_paise":500,"order_id":"ORD-1"}`))
 	if err := st.CreateRun(ctx, &types.Run{ID: "r1", Principal: types.Principal{ID: "u"}, State: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

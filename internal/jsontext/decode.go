@@ -1,19 +1,11 @@
-package expr
+package jsontext
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"reflect"
-	"slices"
-	"strconv"
-
-	"github.com/toolgate/toolgate/internal/jsontext"
 )
 
 // Decode decodes any single JSON value, keeping numbers as json.Number.
@@ -175,125 +167,111 @@ func describeKind(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-// Hash returns the first 32 hex digits of the SHA-256 of b.
-func Hash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16])
+// maxFastDepth bounds the nesting the fast decoder follows; deeper input
+// goes to encoding/json (and its own limit).
+const maxFastDepth = 256
+
+// fastDecode decodes the common case of a JSON value without encoding/json:
+// it answers ok only for input it decoded exactly as a json.Decoder with
+// UseNumber would, and no object repeats a key. Anything else (invalid
+// JSON, a repeated key, a string with invalid UTF-8 or a surrogate escape,
+// deep nesting, trailing data) answers !ok, and the caller takes the
+// careful path, which writes the error message. Arguments are decoded on
+// every call: this saves half the validation's allocations.
+func fastDecode(raw []byte) (v any, ok bool) {
+	d := fastDecoder{Scanner: Scanner{Data: raw}}
+	d.Space()
+	v, ok = d.value(0)
+	if !ok {
+		return nil, false
+	}
+	return v, d.End()
 }
 
-// Canonical encodes v as canonical JSON: object keys sorted bytewise, no
-// insignificant whitespace, no HTML escaping, and json.Number emitted as its
-// literal unchanged. It accepts the values Decode produces (nil, bool,
-// string, json.Number, []any, map[string]any) and, for convenience, Go
-// numbers, []string, map[string]string, map[string]json.Number and
-// json.RawMessage; anything else goes through encoding/json first. A value
-// that cannot be encoded at all (a channel, NaN) becomes null.
-func Canonical(v any) []byte {
-	return appendCanonical(make([]byte, 0, 64), v)
+// fastDecoder builds Decode's values on the Scanner; depth counts
+// every value (a scalar too) from 0 at the top.
+type fastDecoder struct {
+	Scanner
 }
 
-func appendCanonical(b []byte, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		return strconv.AppendBool(b, v)
-	case string:
-		return jsontext.AppendString(b, v, canonicalEscape)
-	case json.Number:
-		if jsontext.ValidNumber(string(v)) {
-			return append(b, v...)
-		}
-		return jsontext.AppendString(b, string(v), canonicalEscape)
-	case float64:
-		return appendFloat(b, v)
-	case float32:
-		return appendFloat(b, float64(v))
-	case int, int8, int16, int32, int64:
-		return strconv.AppendInt(b, reflect.ValueOf(v).Int(), 10)
-	case uint, uint8, uint16, uint32, uint64:
-		return strconv.AppendUint(b, reflect.ValueOf(v).Uint(), 10)
-	case []any:
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCanonical(b, e)
-		}
-		return append(b, ']')
-	case []string:
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsontext.AppendString(b, e, canonicalEscape)
-		}
-		return append(b, ']')
-	case map[string]any:
-		return appendMap(b, v)
-	case map[string]string:
-		return appendMap(b, v)
-	case map[string]json.Number:
-		return appendMap(b, v)
-	case json.RawMessage:
-		d, err := Decode(v)
-		if err != nil {
-			return append(b, "null"...)
-		}
-		return appendCanonical(b, d)
+func (d *fastDecoder) value(depth int) (any, bool) {
+	if d.Pos >= len(d.Data) || depth > maxFastDepth {
+		return nil, false
 	}
-	// Structs, typed slices and maps: let encoding/json apply its tags,
-	// then canonicalise the result.
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
+	switch c := d.Data[d.Pos]; {
+	case c == '{':
+		return d.object(depth)
+	case c == '[':
+		return d.array(depth)
+	case c == '"':
+		return d.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := d.Pos
+		if !d.SkipNumber() {
+			return nil, false
+		}
+		return json.Number(d.Data[start:d.Pos]), true
+	case c == 't':
+		return true, d.Literal("true")
+	case c == 'f':
+		return false, d.Literal("false")
+	case c == 'n':
+		return nil, d.Literal("null")
 	}
-	d, err := Decode(raw)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return appendCanonical(b, d)
+	return nil, false
 }
 
-func appendMap[V any](b []byte, m map[string]V) []byte {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func (d *fastDecoder) object(depth int) (any, bool) {
+	obj := map[string]any{}
+	if d.Open('}') {
+		return obj, true
 	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
+	for {
+		name, flags, ok := d.Name()
+		if !ok {
+			return nil, false
 		}
-		b = jsontext.AppendString(b, k, canonicalEscape)
-		b = append(b, ':')
-		b = appendCanonical(b, m[k])
+		key, ok := Text(name, flags)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := obj[key]; dup {
+			return nil, false
+		}
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		obj[key] = v
+		if more, ok := d.Continue('}'); !more {
+			return obj, ok
+		}
 	}
-	return append(b, '}')
 }
 
-// appendFloat formats like encoding/json: shortest representation, with an
-// exponent only outside [1e-6, 1e21). NaN and infinities are not JSON and
-// become null.
-func appendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
+func (d *fastDecoder) array(depth int) (any, bool) {
+	arr := []any{}
+	if d.Open(']') {
+		return arr, true
 	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
+	for {
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		arr = append(arr, v)
+		if more, ok := d.Continue(']'); !more {
+			return arr, ok
+		}
 	}
-	return strconv.AppendFloat(b, f, format, -1, 64)
 }
 
-// canonicalEscape is canonical JSON's string escaping: only quotes,
-// backslashes and control characters; <, >, &, U+2028, U+2029 and other
-// non-ASCII text written as they are; invalid UTF-8 as U+FFFD itself.
-const canonicalEscape jsontext.Escape = 0
-
-// isDigit reports whether c is an ASCII digit (templates' names).
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+// str decodes a string; escapes other than a surrogate \u are decoded, and
+// invalid UTF-8 (which encoding/json would replace) is left to it.
+func (d *fastDecoder) str() (any, bool) {
+	body, flags, ok := d.ScanString()
+	if !ok {
+		return nil, false
+	}
+	return Text(body, flags)
+}

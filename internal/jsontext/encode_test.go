@@ -3,6 +3,7 @@ package jsontext
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,100 @@ func BenchmarkAppendString(b *testing.B) {
 				buf = AppendString(buf[:0], "get_order succeeded (1 attempt, 3 ms). Result: {\"id\":\"ORD-4471\"} é", tc.esc)
 			}
 		})
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string // JSON, decoded with Decode first
+		want string
+	}{
+		{"keys sorted", `{"b":1,"a":2,"c":3}`, `{"a":2,"b":1,"c":3}`},
+		{"nested sorted", `{"z":{"y":1,"x":[{"b":1,"a":2}]},"a":null}`, `{"a":null,"z":{"x":[{"a":2,"b":1}],"y":1}}`},
+		{"whitespace removed", "{ \"a\" :\n [ 1 , 2 ] }", `{"a":[1,2]}`},
+		{"decimal literal kept", `{"price":1.50}`, `{"price":1.50}`},
+		{"big integer kept", `{"n":9007199254740993}`, `{"n":9007199254740993}`},
+		{"exponent kept", `[1e3,-0,2E-5]`, `[1e3,-0,2E-5]`},
+		{"no HTML escaping", `{"s":"<a href='x'>&</a>"}`, `{"s":"<a href='x'>&</a>"}`},
+		{"escapes", `{"s":"q\"b\\n\n\t\u0001"}`, `{"s":"q\"b\\n\n\t\u0001"}`},
+		{"unicode raw", `{"s":"\u20b9 \u00e9"}`, `{"s":"₹ é"}`},
+		{"empty containers", `{"a":{},"b":[]}`, `{"a":{},"b":[]}`},
+		{"scalars", `"x"`, `"x"`},
+		{"key order bytewise", `{"b":1,"B":2,"_":3,"a":4}`, `{"B":2,"_":3,"a":4,"b":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := mustValue(t, tt.in)
+			if got := string(Canonical(v)); got != tt.want {
+				t.Errorf("Canonical(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			// Canonical of canonical is itself.
+			if again := string(Canonical(mustValue(t, tt.want))); again != tt.want {
+				t.Errorf("Canonical is not idempotent: %s -> %s", tt.want, again)
+			}
+		})
+	}
+}
+
+func TestCanonicalGoValues(t *testing.T) {
+	type shape struct {
+		B int    `json:"b"`
+		A string `json:"a"`
+	}
+	tests := []struct {
+		name string
+		in   any
+		want string
+	}{
+		{"nil", nil, `null`},
+		{"float", 1.5, `1.5`},
+		{"float big", 1e21, `1e+21`},
+		{"nan", math.NaN(), `null`},
+		{"ints", []any{1, int64(-2), uint64(18446744073709551615)}, `[1,-2,18446744073709551615]`},
+		{"strings", []string{"b", "a"}, `["b","a"]`},
+		{"limits", map[string]json.Number{"b": "2", "a": "1.0"}, `{"a":1.0,"b":2}`},
+		{"invalid number is a string", json.Number("12abc"), `"12abc"`},
+		{"raw message", json.RawMessage(`{"b": 1, "a": 2}`), `{"a":2,"b":1}`},
+		{"struct via encoding/json", shape{B: 1, A: "x"}, `{"a":"x","b":1}`},
+		{"invalid utf8", "a\xffb", `"a` + "\ufffd" + `b"`},
+		{"unencodable", make(chan int), `null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(Canonical(tt.in)); got != tt.want {
+				t.Errorf("Canonical(%v) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCanonicalIntegerWidths covers every Go integer type Canonical writes
+// itself, at its extremes.
+func TestCanonicalIntegerWidths(t *testing.T) {
+	in := []any{int(-1), int8(math.MinInt8), int16(math.MinInt16), int32(math.MinInt32), int64(math.MinInt64),
+		uint(1), uint8(math.MaxUint8), uint16(math.MaxUint16), uint32(math.MaxUint32), uint64(math.MaxUint64)}
+	want := `[-1,-128,-32768,-2147483648,-9223372036854775808,1,255,65535,4294967295,18446744073709551615]`
+	if got := string(Canonical(in)); got != want {
+		t.Errorf("Canonical = %s, want %s", got, want)
+	}
+}
+
+func TestHash(t *testing.T) {
+	a := Hash(Canonical(mustValue(t, `{"a":1,"b":2}`)))
+	b := Hash(Canonical(mustValue(t, `{"b":2, "a":1}`)))
+	c := Hash(Canonical(mustValue(t, `{"a":1,"b":3}`)))
+	if len(a) != 32 || strings.Trim(a, "0123456789abcdef") != "" {
+		t.Errorf("Hash = %q, want 32 lowercase hex digits", a)
+	}
+	if a != b {
+		t.Errorf("same object, different hashes: %s %s", a, b)
+	}
+	if a == c {
+		t.Errorf("different objects, same hash %s", a)
+	}
+	// sha256("") begins e3b0c442...
+	if got := Hash(nil); got != "e3b0c44298fc1c149afbf4c8996fb924" {
+		t.Errorf("Hash(nil) = %s", got)
 	}
 }

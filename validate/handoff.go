@@ -5,11 +5,18 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/expr"
+	"github.com/toolgate/toolgate/internal/jsontext"
 	"github.com/toolgate/toolgate/types"
 )
+
+// What Check hands on to the later stages of a call that passed the rules
+// (prepare): the ownership lookup and a write's quota uses, and, when the
+// pipeline needs it, the verify read; and the verdicts on what those reads
+// bring back (OwnerVerdict, Verified).
 
 // Lookup is a read the pipeline makes for a checked call: the ownership
 // check's (Checked.Owner) or the verify read's (Validator.VerifyLookup).
@@ -19,6 +26,61 @@ type Lookup struct {
 	// Args are its arguments, evaluated over the call (numbers as
 	// json.Number, as a model's arguments are).
 	Args map[string]any
+}
+
+// prepare computes what the later stages need of a call that passed the
+// rules: its ownership lookup and, for a write, its quota uses. Either
+// failing refuses the call, with the checked call (fail closed).
+func (v *Validator) prepare(c *Checked) *Refusal {
+	if owner := c.Tool.Spec.Owner; owner != nil {
+		l, err := v.lookup(c, owner.Lookup, c.Tool.OwnerArgs)
+		if err != nil {
+			return &Refusal{Code: types.CodeInternalError, Message: "the ownership check could not be prepared (" + err.Error() + "); escalate.", Rule: -1}
+		}
+		c.Owner = l
+	}
+	if c.Tool.Spec.Effect == types.EffectWrite {
+		uses, err := c.quotaUses()
+		if err != nil {
+			return &Refusal{Code: CodeRuleError, Rule: -1,
+				Message: fmt.Sprintf("A quota of %s could not be evaluated (%v), so the call is refused to be safe. Do not retry; escalate.", c.Tool.Name, err)}
+		}
+		c.Quotas = uses
+	}
+	return nil
+}
+
+// quotaUses computes what a checked call would use of each of its tool's
+// quotas: the rendered key and the amount. An amount that is not a
+// non-negative integer, or a key with a missing value, is an error (the
+// call is then refused: quotas fail closed).
+func (c *Checked) quotaUses() ([]QuotaUse, error) {
+	if len(c.Tool.Quotas) == 0 {
+		return nil, nil
+	}
+	out := make([]QuotaUse, 0, len(c.Tool.Quotas))
+	for _, q := range c.Tool.Quotas {
+		key, err := q.Key.RenderEscaped(c.Vars)
+		if err != nil {
+			return nil, fmt.Errorf("quota %s: key %s: %w", q.Name, q.Key, err)
+		}
+		amount := int64(1)
+		if q.Amount != nil {
+			v, err := q.Amount.Eval(c.Vars)
+			if err != nil {
+				return nil, fmt.Errorf("quota %s: amount %s: %w", q.Name, q.Amount.Source(), err)
+			}
+			n, ok := v.(json.Number)
+			if !ok {
+				return nil, fmt.Errorf("quota %s: amount %s is %v, not an integer", q.Name, q.Amount.Source(), v)
+			}
+			if amount, err = strconv.ParseInt(string(n), 10, 64); err != nil || amount < 0 {
+				return nil, fmt.Errorf("quota %s: amount %s is %s, not a non-negative integer", q.Name, q.Amount.Source(), n)
+			}
+		}
+		out = append(out, QuotaUse{Quota: q, Key: key, Amount: amount})
+	}
+	return out, nil
 }
 
 // VerifyLookup is the verify read of c, a call of a tool with a verify
@@ -47,7 +109,7 @@ func (v *Validator) lookup(c *Checked, tool string, progs map[string]*expr.Progr
 		}
 		out[name] = val
 	}
-	args, err := expr.DecodeObject(expr.Canonical(out))
+	args, err := jsontext.DecodeObject(jsontext.Canonical(out))
 	if err != nil {
 		return nil, fmt.Errorf("lookup arguments: %w", err)
 	}
@@ -88,7 +150,7 @@ func (c *Checked) Verified(data json.RawMessage) (found bool, answer json.RawMes
 	}
 	if pick := c.Tool.VerifyResult; pick != nil {
 		if picked, err := pick.Eval(vars); err == nil {
-			return true, expr.Canonical(picked), nil
+			return true, jsontext.Canonical(picked), nil
 		}
 	}
 	return true, data, nil
@@ -111,7 +173,7 @@ func withResult(c *Checked, data json.RawMessage, key string) (*expr.Vars, error
 	vars := *c.Vars
 	vars.Result = nil
 	if len(data) > 0 {
-		d, err := expr.Decode(data)
+		d, err := jsontext.Decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: lookup data: %w", key, err)
 		}
