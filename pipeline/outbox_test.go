@@ -2,18 +2,12 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/internal/clock"
-	"github.com/toolgate/toolgate/internal/sim"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/store/memory"
 	"github.com/toolgate/toolgate/types"
@@ -42,32 +36,13 @@ func (s *commitDownStore) Commit(ctx context.Context, c *store.Commit) error {
 // Without the wait it would be judged against a ledger that shows the
 // operation still started (duplicate_in_flight).
 func TestRepeatWaitsForKeptRecords(t *testing.T) {
-	pay := sim.NewPayments(sim.Order{OrderID: "ORD-4471", CustomerID: "cust_42", AmountPaise: 500000})
-	pay.HonourKeys = true
-	srv := httptest.NewServer(pay)
-	defer srv.Close()
-	clk := clock.NewFake(time.Date(2026, 11, 30, 11, 4, 2, 0, time.UTC))
-	st := &commitDownStore{Store: memory.NewWithClock(clk.Now)}
-	gw, err := toolgate.Open(t.Context(), toolgate.Options{Config: refundsConfig(srv.URL, 20, true), Store: st,
-		Clock: clk, Rand: clock.FixedRand(0.5), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	run, err := gw.StartRun(t.Context(), toolgate.RunOptions{Principal: toolgate.Principal{ID: "cust_42",
-		Permissions: []string{"refunds:write"}, Limits: map[string]json.Number{"max_refund_paise": "500000"}},
-		State: json.RawMessage(`{"refunded_paise": 0}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func() *types.Result {
-		t.Helper()
-		res, err := gw.Call(t.Context(), run.ID, "issue_refund", refundArgs(1000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	var st *commitDownStore
+	b := setup(t, setupOpts{honourKeys: true, speed: 20, store: func(now func() time.Time) store.Store {
+		st = &commitDownStore{Store: memory.NewWithClock(now)}
+		return st
+	}})
+	pay := b.payments
+	call := func() *types.Result { return b.call("issue_refund", refundArgs(1000)) }
 
 	st.down.Store(true)
 	defer st.down.Store(false) // before Close, which flushes the outbox
@@ -91,7 +66,7 @@ func TestRepeatWaitsForKeptRecords(t *testing.T) {
 	}
 	// Every answer is recorded in the end, in order: the kept ones by the
 	// outbox, before the repeat that waited for them.
-	rows, err := gw.History(t.Context(), run.ID)
+	rows, err := b.gw.History(t.Context(), b.run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/internal/clock"
 	"github.com/toolgate/toolgate/internal/sim"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -38,6 +39,9 @@ type setupOpts struct {
 	principal  *toolgate.Principal
 	maxSteps   int64
 	logger     *slog.Logger // default: discard
+	// store opens the gateway's store on the test's clock (default: the
+	// memory store toolgate.Open makes).
+	store func(now func() time.Time) store.Store
 }
 
 // setup starts the simulated payments provider on 127.0.0.1 and a gateway
@@ -66,7 +70,11 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Clock: clk, Rand: clock.FixedRand(0.5), Logger: logger})
+	opts := toolgate.Options{Config: cfg, Clock: clk, Rand: clock.FixedRand(0.5), Logger: logger}
+	if o.store != nil {
+		opts.Store = o.store(clk.Now)
+	}
+	gw, err := toolgate.Open(context.Background(), opts)
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)
