@@ -44,6 +44,15 @@ func commandPages(t *testing.T) []string {
 	return append([]string{"../README.md"}, pages...)
 }
 
+// pageName is a page's path from the repository's root ("README.md",
+// "docs/cli.md").
+func pageName(page string) string {
+	if name, outside := strings.CutPrefix(filepath.ToSlash(page), "../"); outside {
+		return name
+	}
+	return "docs/" + page
+}
+
 // shellLangs are the info strings of fenced blocks whose every line is a
 // command; in a console block or a block without one, only the lines after
 // "$ " are.
@@ -57,10 +66,7 @@ var promptLangs = map[string]bool{"console": true, "": true}
 // a language, and the indented lines that start with "toolgate " (as
 // docs/cli.md shows them).
 func documentedCommands(page, text string) []documentedCommand {
-	name, outside := strings.CutPrefix(filepath.ToSlash(page), "../")
-	if !outside {
-		name = "docs/" + name
-	}
+	name := pageName(page)
 	var out []documentedCommand
 	add := func(block, firstLine int, tour bool, text string) {
 		for _, c := range shellCommands(text) {

@@ -127,10 +127,7 @@ func TestEveryConfigFragmentPassesCheck(t *testing.T) {
 	dir := t.TempDir()
 	checked := 0
 	for _, page := range commandPages(t) {
-		name, outside := strings.CutPrefix(page, "../")
-		if !outside {
-			name = "docs/" + name
-		}
+		name := pageName(page)
 		cfg := base
 		for _, b := range tourtest.Blocks(read(t, page)) {
 			if (b.Lang != "yaml" && b.Lang != "yml") || tourtest.FullConfig(b.Text) || strings.HasPrefix(b.Marker, "tour excerpt:") {
