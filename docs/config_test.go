@@ -1,7 +1,8 @@
 // Package docs holds the user documentation; its tests fail when a config
 // key, an error code or an HTTP route is added without its documentation
-// here, and when a link of the README or of these pages leaves the
-// repository.
+// here, when a link of the README or of these pages leaves the
+// repository, and when a command or a config they print no longer runs
+// as printed.
 package docs
 
 import (
