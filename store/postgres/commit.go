@@ -79,6 +79,16 @@ func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
 		}
 		return r
 	}
+	stepThenCommit(r, c, now, id, version)
+	return r
+}
+
+// stepThenCommit makes r the two rounds of a commit that takes the step:
+// round 0 takes it (a missing run is store.ErrNotFound, a spent budget
+// store.ErrStepBudget) and computes the row's result from it; round 1
+// writes the row, and a refusal there asks for the request to run alone.
+func stepThenCommit(r *request, c *store.Commit, now int64, id, version *int64) {
+	e := c.Execution
 	r.rounds = 2
 	r.queue = func(round int, b *pgx.Batch) int {
 		if round == 0 {
@@ -111,7 +121,6 @@ func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
 		e.Step, e.Result = *step, c.TakeStep(*step)
 		return nil, nil
 	}
-	return r
 }
 
 // refuseLoudly, appended to a commit statement, turns its refusal (no
