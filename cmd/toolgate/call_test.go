@@ -78,7 +78,8 @@ func TestCallRunsReplay(t *testing.T) {
 
 	code, out, _ = runCLI(t, "runs", "show", "r1", "--config", cfg)
 	for _, want := range []string{"Run r1 for cust_42 (permissions: refunds:write)", "Step 2;", `State: {"refunded_paise":9007199254740993}`,
-		"#1  ", "issue_refund  ok  (done, 1 attempt", "#2  ", "get_order  rejected  (nothing changed", `state  {"refunded_paise":9007199254740993}`} {
+		"#1  ", "issue_refund  ok  (done, 1 attempt", "#2  ", "get_order  rejected  (nothing changed", "    args   {\"order_id\":\"ORD-1\"}\n    told   get_order failed (rejected)",
+		`state  {"refunded_paise":9007199254740993}`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("runs show: exit %d, no %q in\n%s", code, want, out)
 		}
