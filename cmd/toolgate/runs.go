@@ -62,6 +62,19 @@ func runRuns(ctx context.Context, e *env, args []string) error {
 //	    args  {"order_id":"ORD-4471"}
 //	    told  Order ORD-4471 ...
 func printTimeline(w io.Writer, doc *server.RunDocument, full bool) {
+	printRunHeader(w, doc)
+	if len(doc.History) == 0 {
+		fmt.Fprintln(w, "\nNo calls yet.")
+		return
+	}
+	for _, h := range doc.History {
+		printHistoryEntry(w, &h, full)
+	}
+}
+
+// printRunHeader prints the run's first three lines: whose run it is, its
+// steps and times, and its state.
+func printRunHeader(w io.Writer, doc *server.RunDocument) {
 	p := doc.Principal
 	var who []string
 	if len(p.Permissions) > 0 {
@@ -87,34 +100,34 @@ func printTimeline(w io.Writer, doc *server.RunDocument, full bool) {
 	fmt.Fprintf(w, "%s; created %s; last change %s\n", steps,
 		doc.CreatedAt.Local().Format(time.DateTime), doc.UpdatedAt.Local().Format(time.DateTime))
 	fmt.Fprintf(w, "State: %s\n", doc.State)
-	if len(doc.History) == 0 {
-		fmt.Fprintln(w, "\nNo calls yet.")
-		return
+}
+
+// printHistoryEntry prints one call of the run: its step, time, tool,
+// outcome and facts, then its arguments, what the model was told (cut
+// unless full) and the state it changed.
+func printHistoryEntry(w io.Writer, h *server.HistoryEntry, full bool) {
+	var facts []string
+	facts = append(facts, map[string]string{"none": "nothing changed", "committed": "done", "unknown": "MAY have happened"}[string(h.SideEffect)])
+	if h.Replayed {
+		facts = append(facts, "replayed")
 	}
-	for _, h := range doc.History {
-		var facts []string
-		facts = append(facts, map[string]string{"none": "nothing changed", "committed": "done", "unknown": "MAY have happened"}[string(h.SideEffect)])
-		if h.Replayed {
-			facts = append(facts, "replayed")
-		}
-		if h.Verified {
-			facts = append(facts, "verified")
-		}
-		attempts := fmt.Sprintf("%d attempts", h.Attempts)
-		if h.Attempts == 1 {
-			attempts = "1 attempt"
-		}
-		facts = append(facts, attempts, fmt.Sprintf("%.0f ms", h.LatencyMS), "call "+h.CallID)
-		fmt.Fprintf(w, "\n#%d  %s  %s  %s  (%s)\n", h.Step, h.StartedAt.Local().Format("15:04:05.000"), h.Tool, h.Code, strings.Join(facts, ", "))
-		fmt.Fprintf(w, "    args   %s\n", h.Args)
-		told := h.Observation
-		if !full {
-			told = shorten(told, 240)
-		}
-		fmt.Fprintf(w, "    told   %s\n", strings.ReplaceAll(told, "\n", "\n           "))
-		if len(h.StatePatch) > 0 && string(h.StatePatch) != "null" {
-			fmt.Fprintf(w, "    state  %s\n", h.StatePatch)
-		}
+	if h.Verified {
+		facts = append(facts, "verified")
+	}
+	attempts := fmt.Sprintf("%d attempts", h.Attempts)
+	if h.Attempts == 1 {
+		attempts = "1 attempt"
+	}
+	facts = append(facts, attempts, fmt.Sprintf("%.0f ms", h.LatencyMS), "call "+h.CallID)
+	fmt.Fprintf(w, "\n#%d  %s  %s  %s  (%s)\n", h.Step, h.StartedAt.Local().Format("15:04:05.000"), h.Tool, h.Code, strings.Join(facts, ", "))
+	fmt.Fprintf(w, "    args   %s\n", h.Args)
+	told := h.Observation
+	if !full {
+		told = shorten(told, 240)
+	}
+	fmt.Fprintf(w, "    told   %s\n", strings.ReplaceAll(told, "\n", "\n           "))
+	if len(h.StatePatch) > 0 && string(h.StatePatch) != "null" {
+		fmt.Fprintf(w, "    state  %s\n", h.StatePatch)
 	}
 }
 
