@@ -48,6 +48,24 @@ func writeLoad(b *strings.Builder, d *reportData) {
 	l := d.Load
 	p("## Load comparison\n\n")
 	p("```sh\n%s\n```\n\n", d.LoadCommand)
+	writeLoadSetup(b, l)
+	writeLoadTables(b, l)
+	writeLoadCPU(b, l)
+	if f := d.Fsync; f != nil {
+		p("fsync on this disk, measured in the same run beside the SQLite file (%s writes of %d bytes, each followed by\n", group(float64(f.Syncs), 0), f.Bytes)
+		p("`fsync`, as the SQLite store's WAL sync makes it): p50 %s, p90 %s, p99 %s.\n\n", fmtUS(f.P50us), fmtUS(f.P90us), fmtUS(f.P99us))
+	}
+	for _, r := range l.Results {
+		if r.FirstError != "" {
+			p("First error of %s at %d callers: `%s`\n\n", r.Label, r.Concurrency, r.FirstError)
+		}
+	}
+}
+
+// writeLoadSetup writes what the load comparison measured: the paths,
+// the callers, the rounds and their order.
+func writeLoadSetup(b *strings.Builder, l *load.Report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("The same tool call (`GET /orders/ORD-4471` at a fake dependency that answers at once, a 180-byte JSON order)\n")
 	p("through (a) the dependency directly, (b) a baseline `net/http/httputil.ReverseProxy` with a tuned transport,\n")
 	p("(c) `toolgate serve` with a `read` tool and (d) with a `write` tool (`POST /records`, a new operation every call:\n")
@@ -73,6 +91,12 @@ func writeLoad(b *strings.Builder, d *reportData) {
 	}
 	p(" Throughput is answers per second over all rounds (each round's in the next column); latencies are\n")
 	p("percentiles of every answer of all rounds.\n\n")
+}
+
+// writeLoadTables writes the throughput and latency of each path and
+// concurrency, then toolgate's ratios to the proxy and its added latency.
+func writeLoadTables(b *strings.Builder, l *load.Report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("| path | callers | calls/s | per round | p50 | p90 | p99 | errors |\n|---|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, r := range l.Results {
 		rounds := make([]string, len(r.RoundThroughput))
@@ -90,16 +114,6 @@ func writeLoad(b *strings.Builder, d *reportData) {
 			group(r.ReadAddedP99us, 0), group(r.WriteAddedP99us, 0))
 	}
 	p("\nAdded latency is the path's percentile minus the direct path's at the same concurrency.\n\n")
-	writeLoadCPU(b, l)
-	if f := d.Fsync; f != nil {
-		p("fsync on this disk, measured in the same run beside the SQLite file (%s writes of %d bytes, each followed by\n", group(float64(f.Syncs), 0), f.Bytes)
-		p("`fsync`, as the SQLite store's WAL sync makes it): p50 %s, p90 %s, p99 %s.\n\n", fmtUS(f.P50us), fmtUS(f.P90us), fmtUS(f.P99us))
-	}
-	for _, r := range l.Results {
-		if r.FirstError != "" {
-			p("First error of %s at %d callers: `%s`\n\n", r.Label, r.Concurrency, r.FirstError)
-		}
-	}
 }
 
 func writeGoBench(b *strings.Builder, d *reportData) {
