@@ -63,8 +63,9 @@ var promptLangs = map[string]bool{"console": true, "": true}
 
 // documentedCommands are the commands of a page: the lines of its sh, bash
 // and shell blocks, the "$ " lines of its console blocks and blocks without
-// a language, and the indented lines that start with "toolgate " (as
-// docs/cli.md shows them).
+// a language, the indented lines that start with "toolgate " (as
+// docs/cli.md shows them), and the go, make and script commands of its
+// code spans.
 func documentedCommands(page, text string) []documentedCommand {
 	name := pageName(page)
 	var out []documentedCommand
@@ -93,8 +94,18 @@ func documentedCommands(page, text string) []documentedCommand {
 			add(0, i+1, false, cmd)
 		}
 	}
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
+			add(-1-i, i+1, false, m[1]) // a block of its own: cwd starts at the root
+		}
+	}
 	return out
 }
+
+// inlineCommand finds the go, make and script commands written in the
+// prose as code spans (`go test -run KinOpenAPI ./toolsource/openapi/`);
+// TestInlineCommandsNameRealCommandsAndFlags reads the toolgate ones.
+var inlineCommand = regexp.MustCompile("`((?:go (?:test|run|build) [^`]+)|(?:(?:make|(?:bash )?scripts/[^\\s`]+)(?: [^`]*)?))`")
 
 // promptLines are the commands of a block after "$ ", by the block's
 // line index ("" for the lines that are output), with their continuation
@@ -211,6 +222,9 @@ func (c *commandChecker) check(cmd documentedCommand) (string, error) {
 	words, notes, err := unwrap(c.root, cmd.Words)
 	if err != nil {
 		return "", err
+	}
+	if len(words) == 0 && len(notes) > 0 {
+		return strings.Join(notes, "; "), nil
 	}
 	if len(words) == 0 {
 		return "shell (a variable or a loop's do)", nil
