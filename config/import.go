@@ -230,6 +230,27 @@ func (c *Config) holdOverrides() {
 // tool; an import that names (without a glob) a tool the source does not
 // have; one name imported from two sources.
 func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
+	m := &importMerge{c: c, n: c.importCopy(), from: map[string]string{}, claimed: map[string]bool{}}
+	for _, depName := range c.ImportingDependencies() {
+		m.mergeDependency(depName, lists[depName])
+	}
+	m.checkOverridesClaimed()
+	n := m.n
+	b, _ := json.Marshal(lists)
+	sum := sha256.Sum256(append([]byte(c.Version+"\x00"), b...))
+	n.Version = hex.EncodeToString(sum[:8])
+	if err := n.Normalize(); err != nil {
+		m.errs = append(m.errs, err)
+	}
+	if len(m.errs) > 0 {
+		return n, errors.Join(m.errs...)
+	}
+	return n, nil
+}
+
+// importCopy is the start of Imported's new config: c with its own copies
+// of the dependencies and the declared tools, marked resolved.
+func (c *Config) importCopy() *Config {
 	n := *c
 	n.imports = importState{resolved: true}
 	n.Dependencies = make(map[string]*Dependency, len(c.Dependencies))
@@ -240,74 +261,89 @@ func (c *Config) Imported(lists map[string][]ImportedTool) (*Config, error) {
 	for name, t := range c.Tools {
 		n.Tools[name] = t.clone()
 	}
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, &Problem{File: c.Path, Key: key, Why: fmt.Sprintf(format, args...)})
-	}
-	from := map[string]string{}
-	claimed := map[string]bool{}
-	for _, depName := range c.ImportingDependencies() {
-		d := c.Dependencies[depName]
-		kind := d.sourceKind()
-		patterns := d.Import.patterns(kind)
-		list := slices.Clone(lists[depName])
-		slices.SortFunc(list, func(a, b ImportedTool) int { return strings.Compare(a.Name, b.Name) })
-		have := map[string]bool{}
-		for _, it := range list {
-			have[it.sourceName()] = true
-			if !selects(patterns, it.sourceName()) {
-				continue
-			}
-			name := ImportedName(d.Import.Prefix, it.Name)
-			if _, declared := c.Tools[name]; declared {
-				continue // declared in full: the config wins outright
-			}
-			if other, dup := from[name]; dup {
-				bad("dependencies."+depName+".import", "tool %q is imported from both %s and %s; give one of them a prefix", name, other, depName)
-				continue
-			}
-			from[name] = depName
-			t := &Tool{
-				Name: name, Description: it.Description, Dependency: depName,
-				Effect: it.Effect, InputSchema: it.InputSchema, OutputSchema: it.OutputSchema,
-				Source: &Source{Kind: kind, Dependency: depName, Name: it.sourceName(), Listing: string(it.Listing)},
-			}
-			if it.Request != nil {
-				r := *it.Request
-				t.Request = &r
-			}
-			if raw := c.imports.held[name]; raw != nil {
-				override(t, raw.clone())
-				claimed[name] = true
-			}
-			n.Tools[name] = t
-		}
-		for _, p := range patterns {
-			if !isGlob(p) && !have[p] {
-				what := "tool"
-				if kind == SourceOpenAPI {
-					what = "operation"
-				}
-				bad("dependencies."+depName+".import", "%s has no %s named %q (it has: %s)", depName, what, p, joinSome(slices.Sorted(maps.Keys(have)), 30))
-			}
+	return &n
+}
+
+// importMerge is one Imported call at work: the config merged from, the
+// new config, and what the dependencies merged so far have brought.
+type importMerge struct {
+	c, n    *Config
+	from    map[string]string // imported tool name -> its dependency
+	claimed map[string]bool   // held tools: entries an imported tool took
+	errs    []error
+}
+
+// bad records a problem at key of the config's file.
+func (m *importMerge) bad(key, format string, args ...any) {
+	m.errs = append(m.errs, &Problem{File: m.c.Path, Key: key, Why: fmt.Sprintf(format, args...)})
+}
+
+// mergeDependency merges the tools of one importing dependency's list that
+// its import selects, in name order, and then checks that every plain
+// (not glob) name of the import is on the list.
+func (m *importMerge) mergeDependency(depName string, listed []ImportedTool) {
+	d := m.c.Dependencies[depName]
+	kind := d.sourceKind()
+	patterns := d.Import.patterns(kind)
+	list := slices.Clone(listed)
+	slices.SortFunc(list, func(a, b ImportedTool) int { return strings.Compare(a.Name, b.Name) })
+	have := map[string]bool{}
+	for _, it := range list {
+		have[it.sourceName()] = true
+		if selects(patterns, it.sourceName()) {
+			m.mergeTool(depName, kind, it)
 		}
 	}
-	for _, name := range sortedKeys(c.imports.held) {
-		if !claimed[name] {
-			bad("tools."+name, "names no declared tool and no tool imported from %s (imported: %s)",
-				strings.Join(c.ImportingDependencies(), ", "), joinOrNone(sortedKeys(from)))
+	for _, p := range patterns {
+		if !isGlob(p) && !have[p] {
+			what := "tool"
+			if kind == SourceOpenAPI {
+				what = "operation"
+			}
+			m.bad("dependencies."+depName+".import", "%s has no %s named %q (it has: %s)", depName, what, p, joinSome(slices.Sorted(maps.Keys(have)), 30))
 		}
 	}
-	b, _ := json.Marshal(lists)
-	sum := sha256.Sum256(append([]byte(c.Version+"\x00"), b...))
-	n.Version = hex.EncodeToString(sum[:8])
-	if err := n.Normalize(); err != nil {
-		errs = append(errs, err)
+}
+
+// mergeTool adds one selected tool of the dependency under its imported
+// name, with the held tools: entry of that name laid over it. A tool
+// declared in full keeps the name; one name from two dependencies is a
+// problem.
+func (m *importMerge) mergeTool(depName, kind string, it ImportedTool) {
+	name := ImportedName(m.c.Dependencies[depName].Import.Prefix, it.Name)
+	if _, declared := m.c.Tools[name]; declared {
+		return // declared in full: the config wins outright
 	}
-	if len(errs) > 0 {
-		return &n, errors.Join(errs...)
+	if other, dup := m.from[name]; dup {
+		m.bad("dependencies."+depName+".import", "tool %q is imported from both %s and %s; give one of them a prefix", name, other, depName)
+		return
 	}
-	return &n, nil
+	m.from[name] = depName
+	t := &Tool{
+		Name: name, Description: it.Description, Dependency: depName,
+		Effect: it.Effect, InputSchema: it.InputSchema, OutputSchema: it.OutputSchema,
+		Source: &Source{Kind: kind, Dependency: depName, Name: it.sourceName(), Listing: string(it.Listing)},
+	}
+	if it.Request != nil {
+		r := *it.Request
+		t.Request = &r
+	}
+	if raw := m.c.imports.held[name]; raw != nil {
+		override(t, raw.clone())
+		m.claimed[name] = true
+	}
+	m.n.Tools[name] = t
+}
+
+// checkOverridesClaimed reports every held tools: entry that no imported
+// tool took: it names no tool at all.
+func (m *importMerge) checkOverridesClaimed() {
+	for _, name := range sortedKeys(m.c.imports.held) {
+		if !m.claimed[name] {
+			m.bad("tools."+name, "names no declared tool and no tool imported from %s (imported: %s)",
+				strings.Join(m.c.ImportingDependencies(), ", "), joinOrNone(sortedKeys(m.from)))
+		}
+	}
 }
 
 // ImportedName is the name a source's tool gets: the prefix, then the

@@ -11,11 +11,28 @@ import (
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
+// normalize fills in the tool's defaults and returns every problem with
+// its entry, in the order of the entry's keys.
 func (t *Tool) normalize(c *Config) []*Problem {
 	var ps []*Problem
 	bad := func(key, format string, args ...any) {
 		ps = append(ps, &Problem{Key: key, Why: fmt.Sprintf(format, args...)})
 	}
+	t.normalizeIdentity(bad)
+	t.normalizeCall(c, bad)
+	t.normalizeBudgets(bad)
+	if t.Idempotency.Header != "" && t.Effect != "write" && t.Effect != "idempotent" {
+		bad("idempotency.header", "only writes send an idempotency key (effect is %s)", t.Effect)
+	}
+	t.normalizeSchemas(bad)
+	t.normalizeRules(bad)
+	t.checkLookups(c, bad)
+	return ps
+}
+
+// normalizeIdentity checks what the model reads of the tool, its name and
+// description, and its effect, which defaults to write.
+func (t *Tool) normalizeIdentity(bad func(key, format string, args ...any)) {
 	if !toolName.MatchString(t.Name) {
 		bad("", "tool names must be 1-64 letters, digits, _ or - (model APIs require it)")
 	}
@@ -29,7 +46,12 @@ func (t *Tool) normalize(c *Config) []*Problem {
 	default:
 		bad("effect", "%q is not an effect: use read, idempotent or write", t.Effect)
 	}
-	t.normalizeCall(c, bad)
+}
+
+// normalizeBudgets fills in and checks what bounds one call: the connect
+// and read timeouts, the retry policy, the total timeout (derived from the
+// other three when unset) and the observation size.
+func (t *Tool) normalizeBudgets(bad func(key, format string, args ...any)) {
 	if t.Timeout.Connect == 0 {
 		t.Timeout.Connect = Duration(DefaultConnectTimeout)
 	}
@@ -58,9 +80,11 @@ func (t *Tool) normalize(c *Config) []*Problem {
 	} else if t.MaxObservationBytes < 256 {
 		bad("max_observation_bytes", "%d is too small to say anything useful (at least 256)", t.MaxObservationBytes)
 	}
-	if t.Idempotency.Header != "" && t.Effect != "write" && t.Effect != "idempotent" {
-		bad("idempotency.header", "only writes send an idempotency key (effect is %s)", t.Effect)
-	}
+}
+
+// normalizeSchemas gives a tool without an input schema one that takes no
+// arguments, and makes the numbers of both schemas JSON numbers.
+func (t *Tool) normalizeSchemas(bad func(key, format string, args ...any)) {
 	if t.InputSchema == nil {
 		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
 	} else {
@@ -78,9 +102,6 @@ func (t *Tool) normalize(c *Config) []*Problem {
 			t.OutputSchema = s
 		}
 	}
-	t.normalizeRules(bad)
-	t.checkLookups(c, bad)
-	return ps
 }
 
 // normalizeCall checks how the tool is called: an MCP tool takes no

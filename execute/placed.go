@@ -37,76 +37,91 @@ func isPlaced(a *Attempt) bool {
 // validation keeps them out, so one here is toolgate's fault.
 func buildPlacedRequest(a *Attempt) (builtRequest, []header, error) {
 	req := a.Tool.Request
-	method := strings.ToUpper(req.Method)
 	base, err := parseBaseURL(a.Dependency.BaseURL)
 	if err != nil {
 		return builtRequest{}, nil, err
 	}
-	byName := map[string]string{} // document path parameter -> argument
-	query := url.Values{}
-	var headers []header
-	body := map[string]any{}
-	var whole any
-	hasWhole, sendBody := false, false
+	pa := placedArgs{byName: map[string]string{}, query: url.Values{}, body: map[string]any{}}
 	for _, arg := range slices.Sorted(maps.Keys(a.Args)) {
-		v := a.Args[arg]
 		p, ok := req.Params[arg]
 		if !ok {
 			return builtRequest{}, nil, fmt.Errorf("argument %q has no place in the request", arg)
 		}
-		switch p.In {
-		case config.InPath:
-			byName[p.Name] = arg
-		case config.InQuery:
-			if v == nil {
-				continue
-			}
-			if err := addQuery(query, p.Name, p.Style, v); err != nil {
-				return builtRequest{}, nil, &ArgumentError{Arg: arg, Why: err.Error()}
-			}
-		case config.InHeader:
-			if v == nil {
-				continue
-			}
-			text, err := joinedText(v, ",") // OpenAPI's simple style
-			if err != nil {
-				return builtRequest{}, nil, err
-			}
-			if why := headerValueProblem(text); why != "" {
-				return builtRequest{}, nil, &ArgumentError{Arg: arg, Why: why}
-			}
-			headers = append(headers, header{p.Name, text})
-		case config.InBody:
-			sendBody = true
-			if p.Name == "" {
-				whole, hasWhole = v, true
-			} else {
-				body[p.Name] = v
-			}
-		default:
-			return builtRequest{}, nil, fmt.Errorf("argument %q is placed in %q", arg, p.In)
+		if err := pa.place(arg, a.Args[arg], p); err != nil {
+			return builtRequest{}, nil, err
 		}
 	}
 	for _, p := range req.Params {
 		if p.In == config.InBody && p.Required {
-			sendBody = true
+			pa.sendBody = true
 		}
 	}
-	path, err := placePath(req.Path, a.Args, byName)
+	path, err := placePath(req.Path, a.Args, pa.byName)
 	if err != nil {
 		return builtRequest{}, nil, err
 	}
-	built := builtRequest{method: method, url: placedURL(base, path, query)}
-	if sendBody {
-		var v any = body
-		if hasWhole {
-			v = whole
+	built := builtRequest{method: strings.ToUpper(req.Method), url: placedURL(base, path, pa.query)}
+	if pa.sendBody {
+		var v any = pa.body
+		if pa.hasWhole {
+			v = pa.whole
 		}
 		if built.body, err = marshalCanonical(v); err != nil {
 			return builtRequest{}, nil, fmt.Errorf("encoding the body: %w", err)
 		}
 	}
-	return built, headers, nil
+	return built, pa.headers, nil
+}
+
+// placedArgs collects the arguments of a placed request where their
+// parameters put them, for buildPlacedRequest to assemble.
+type placedArgs struct {
+	byName   map[string]string // document path parameter -> argument
+	query    url.Values
+	headers  []header
+	body     map[string]any // the body's properties
+	whole    any            // the body, when an argument is all of it
+	hasWhole bool
+	sendBody bool // some argument goes in the body, or the body is required
+}
+
+// place puts the argument arg, of value v, where p says: a path argument
+// is only noted (placePath places it), a null query or header argument is
+// left out, and a header's value must be one a header can carry.
+func (pa *placedArgs) place(arg string, v any, p config.Param) error {
+	switch p.In {
+	case config.InPath:
+		pa.byName[p.Name] = arg
+	case config.InQuery:
+		if v == nil {
+			return nil
+		}
+		if err := addQuery(pa.query, p.Name, p.Style, v); err != nil {
+			return &ArgumentError{Arg: arg, Why: err.Error()}
+		}
+	case config.InHeader:
+		if v == nil {
+			return nil
+		}
+		text, err := joinedText(v, ",") // OpenAPI's simple style
+		if err != nil {
+			return err
+		}
+		if why := headerValueProblem(text); why != "" {
+			return &ArgumentError{Arg: arg, Why: why}
+		}
+		pa.headers = append(pa.headers, header{p.Name, text})
+	case config.InBody:
+		pa.sendBody = true
+		if p.Name == "" {
+			pa.whole, pa.hasWhole = v, true
+		} else {
+			pa.body[p.Name] = v
+		}
+	default:
+		return fmt.Errorf("argument %q is placed in %q", arg, p.In)
+	}
+	return nil
 }
 
 // parseBaseURL parses a dependency's base URL, which must be http or https

@@ -158,7 +158,31 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	return types.NextUseOtherTool, 0, ""
 }
 
+// success writes the text of a call that succeeded: what happened (done
+// now, replayed, or found by a verify read), then the result, within the
+// tool's observation budget, and what was left out of it.
 func success(b *strings.Builder, res *types.Result, f *Facts) {
+	successLead(b, res, f)
+	max := f.MaxBytes - b.Len() - 200
+	b.WriteString(" Result: ")
+	omitted := writeResult(b, res, max)
+	if f.DataDepth > 0 {
+		fmt.Fprintf(b, " (The answer was JSON nested %d levels deep, past toolgate's limit: data carries its text as a string.)", f.DataDepth)
+		if omitted == nil {
+			omitted = &types.Omitted{}
+		}
+		omitted.Depth = f.DataDepth
+	}
+	if omitted != nil {
+		res.Meta.Omitted = omitted
+		noteOmitted(b, omitted)
+	}
+}
+
+// successLead writes the first sentence of a success: a replay of a stored
+// result, an unclear answer a verify read confirmed, or the common case,
+// with its attempts and time.
+func successLead(b *strings.Builder, res *types.Result, f *Facts) {
 	m := &res.Meta
 	switch {
 	case m.Replayed:
@@ -184,8 +208,14 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 		b.WriteString(strconv.FormatInt(m.ElapsedMS, 10))
 		b.WriteString(" ms).")
 	}
-	max := f.MaxBytes - b.Len() - 200
-	b.WriteString(" Result: ")
+}
+
+// writeResult writes the result's data in at most about max bytes (the
+// data as it is when compact and short enough, else shortened by Render)
+// and a description of any content beside it, or the description alone
+// when the data is null. It returns what Render left out, nil when
+// nothing.
+func writeResult(b *strings.Builder, res *types.Result, max int) *types.Omitted {
 	var omitted *types.Omitted
 	desc := ""
 	if len(res.Content) > 0 {
@@ -208,28 +238,26 @@ func success(b *strings.Builder, res *types.Result, f *Facts) {
 		b.WriteString(desc)
 		b.WriteString(".")
 	}
-	if f.DataDepth > 0 {
-		fmt.Fprintf(b, " (The answer was JSON nested %d levels deep, past toolgate's limit: data carries its text as a string.)", f.DataDepth)
-		if omitted == nil {
-			omitted = &types.Omitted{}
+	return omitted
+}
+
+// noteOmitted tells the model what the result's text left out: list items
+// (and how to see others) or bytes.
+func noteOmitted(b *strings.Builder, omitted *types.Omitted) {
+	if omitted.Total > 0 {
+		name := omitted.Field
+		if name == "" {
+			name = "items"
 		}
-		omitted.Depth = f.DataDepth
-		m.Omitted = omitted
-	}
-	if omitted != nil {
-		m.Omitted = omitted
-		if omitted.Total > 0 {
-			name := omitted.Field
-			if name == "" {
-				name = "items"
-			}
-			fmt.Fprintf(b, " (showing %d of %d %s; the rest were left out of this text. Narrow the query to see others.)", omitted.Shown, omitted.Total, name)
-		} else {
-			fmt.Fprintf(b, " (showing %d of %d bytes; the rest was cut. Ask for a narrower result if you need it.)", omitted.ShownBytes, omitted.TotalBytes)
-		}
+		fmt.Fprintf(b, " (showing %d of %d %s; the rest were left out of this text. Narrow the query to see others.)", omitted.Shown, omitted.Total, name)
+	} else {
+		fmt.Fprintf(b, " (showing %d of %d bytes; the rest was cut. Ask for a narrower result if you need it.)", omitted.ShownBytes, omitted.TotalBytes)
 	}
 }
 
+// failure writes the text of a call that failed: the error, then by its
+// code what the model should do next, and whether the call had already
+// been carried out.
 func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	m := &res.Meta
 	e := res.Error
@@ -247,15 +275,7 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 			verifyFirst(b, f)
 		}
 	case types.CodeUnknownOutcome:
-		if f.Unrecorded {
-			b.WriteString(" The action MAY have been carried out, but toolgate's database did not answer, so it is not recorded yet (it will be once the database is back). Do not repeat it as a new action; repeating this exact call is safe: toolgate will check before sending anything.")
-			break
-		}
-		if f.VerifyWith != "" {
-			fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
-		} else {
-			b.WriteString(" No verify read is configured for this tool, so toolgate will not send it again. Escalate to a person to check.")
-		}
+		adviseUnknownOutcome(b, f)
 	case types.CodeCircuitOpen, types.CodeRateLimited:
 		fmt.Fprintf(b, " Nothing was done. Wait %s before trying %s again, or use another approach or escalate.", seconds(f.RetryAfter), dep)
 	case types.CodeDuplicateInFlight:
@@ -271,23 +291,7 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 			b.WriteString(" Nothing was done, and waiting will not help: escalate to a person.")
 		}
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
-		switch {
-		case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
-			b.WriteString(" The request was delivered, so it MAY have been carried out.")
-			if f.VerifyWith != "" {
-				fmt.Fprintf(b, " Do not repeat it as a new action; check with %s first.", f.VerifyWith)
-			} else {
-				verifyFirst(b, f)
-			}
-		case f.TooLarge:
-			b.WriteString(" Repeating the same call will get the same answer: ask for less (a narrower query, a smaller page), or escalate.")
-		case f.Permanent:
-			b.WriteString(" Repeating the same call will get the same answer; this needs a person: escalate.")
-		case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
-			fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
-		default:
-			fmt.Fprintf(b, " It is safe to try again (%s made).", plural(m.Attempts, "attempt"))
-		}
+		adviseUpstreamFailure(b, m, f)
 	case types.CodeRejected:
 		fmt.Fprintf(b, " %s refused it and nothing was done; repeating the same call will get the same answer.", dep)
 	case types.CodeIdempotencyConflict:
@@ -300,6 +304,43 @@ func failure(b *strings.Builder, res *types.Result, f *Facts) {
 	}
 	if m.SideEffect == types.SideEffectCommitted {
 		b.WriteString(" (It had been carried out.)")
+	}
+}
+
+// adviseUnknownOutcome writes what to do after an unknown outcome: wait
+// for toolgate's database to record it, wait and let toolgate's verify
+// read check again, or (with no verify read) escalate.
+func adviseUnknownOutcome(b *strings.Builder, f *Facts) {
+	switch {
+	case f.Unrecorded:
+		b.WriteString(" The action MAY have been carried out, but toolgate's database did not answer, so it is not recorded yet (it will be once the database is back). Do not repeat it as a new action; repeating this exact call is safe: toolgate will check before sending anything.")
+	case f.VerifyWith != "":
+		fmt.Fprintf(b, " A check with %s did not find it yet, so it may still be processing. Wait %s and repeat this exact call: toolgate will check again before sending anything. If it still is not found, escalate; do not issue it as a new action.", f.VerifyWith, seconds(f.RetryAfter))
+	default:
+		b.WriteString(" No verify read is configured for this tool, so toolgate will not send it again. Escalate to a person to check.")
+	}
+}
+
+// adviseUpstreamFailure writes what to do after the service failed or did
+// not answer: check first when a delivered write may have happened, ask
+// for less or escalate when repeating cannot help, else try again.
+func adviseUpstreamFailure(b *strings.Builder, m *types.Meta, f *Facts) {
+	switch {
+	case m.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite:
+		b.WriteString(" The request was delivered, so it MAY have been carried out.")
+		if f.VerifyWith != "" {
+			fmt.Fprintf(b, " Do not repeat it as a new action; check with %s first.", f.VerifyWith)
+		} else {
+			verifyFirst(b, f)
+		}
+	case f.TooLarge:
+		b.WriteString(" Repeating the same call will get the same answer: ask for less (a narrower query, a smaller page), or escalate.")
+	case f.Permanent:
+		b.WriteString(" Repeating the same call will get the same answer; this needs a person: escalate.")
+	case m.SideEffect == types.SideEffectNone && f.Effect == types.EffectWrite:
+		fmt.Fprintf(b, " Nothing was done (%s). It is safe to try again later.", plural(m.Attempts, "attempt"))
+	default:
+		fmt.Fprintf(b, " It is safe to try again (%s made).", plural(m.Attempts, "attempt"))
 	}
 }
 

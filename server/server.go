@@ -135,6 +135,19 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.pinned = pinnedPrincipals(keys)
+	s.setDefaults(cfg)
+	for _, m := range append(s.routes(), opts.Mounts...) {
+		if err := s.handle(m); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// setDefaults gives every limit Options left at zero its default; the
+// body limit is the config's, and the write timeout outlasts the config's
+// slowest call.
+func (s *Server) setDefaults(cfg *config.Config) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -159,7 +172,11 @@ func New(opts Options) (*Server, error) {
 	if s.writeTimeout <= 0 {
 		s.writeTimeout = slowestCall(cfg) + WriteMargin
 	}
-	routes := []Mount{
+}
+
+// routes are the API's own routes (docs/http-api.md).
+func (s *Server) routes() []Mount {
+	return []Mount{
 		// Routes that take query parameters check them themselves
 		// (strictQuery); noQuery refuses any on the others. /healthz and
 		// /v1/openapi.json, fetched by probes and tools that may add
@@ -180,12 +197,6 @@ func New(opts Options) (*Server, error) {
 		{Pattern: "GET /v1/quotas", Handler: s.noQuery(s.listQuotas)},
 		{Pattern: "GET /v1/summary", Handler: http.HandlerFunc(s.summary)},
 	}
-	for _, m := range append(routes, opts.Mounts...) {
-		if err := s.handle(m); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
 
 // handle registers one route, turning the mux's panic on a bad or

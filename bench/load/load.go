@@ -200,14 +200,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	// The dependency, in this process.
-	depLn, err := net.Listen("tcp", "127.0.0.1:0")
+	depURL, stopDep, err := startDependency()
 	if err != nil {
 		return nil, err
 	}
-	depSrv := &http.Server{Handler: &Dependency{}, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = depSrv.Serve(depLn) }()
-	defer depSrv.Close()
-	depURL := "http://" + depLn.Addr().String()
+	defer stopDep()
 
 	// The baseline proxy.
 	proxyURL, proxyPid, stopProxy, err := startProxy(ctx, &o, depURL)
@@ -217,11 +214,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer stopProxy()
 
 	// toolgate.
-	cfg := filepath.Join(o.Dir, "toolgate.yaml")
-	if err := os.WriteFile(cfg, Config("sqlite:toolgate.db", depURL), 0o600); err != nil {
-		return nil, err
-	}
-	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})
+	srv, err := startToolgate(ctx, &o, depURL)
 	if err != nil {
 		return nil, err
 	}
@@ -235,11 +228,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := map[Path]meters{Read: {server: processMeter(srv.Pid())}, Write: {server: processMeter(srv.Pid())}}
-	if proxyPid != 0 {
-		m[Proxy] = meters{server: processMeter(proxyPid)}
-	}
-	pids := map[Path]int{Direct: srv.Pid(), Proxy: srv.Pid(), Read: srv.Pid(), Write: srv.Pid()}
+	m, pids := meterPaths(srv.Pid(), proxyPid)
 	if o.Postgres != "" {
 		stop, err := addPostgresPath(ctx, &o, cl, depURL, maxConc, targets, m, pids)
 		if err != nil {
@@ -260,6 +249,41 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.finish()
 	return rep, nil
+}
+
+// startDependency serves the fake dependency on 127.0.0.1 in this process
+// and returns its URL and how to stop it.
+func startDependency() (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: &Dependency{}, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// startToolgate writes toolgate's config, a SQLite store in front of the
+// dependency at depURL, into o.Dir and starts the server on it.
+func startToolgate(ctx context.Context, o *Options, depURL string) (*serveproc.Process, error) {
+	cfg := filepath.Join(o.Dir, "toolgate.yaml")
+	if err := os.WriteFile(cfg, Config("sqlite:toolgate.db", depURL), 0o600); err != nil {
+		return nil, err
+	}
+	return serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfg, Args: o.ServeArgs})
+}
+
+// meterPaths are the CPU meters of the paths that have a server (toolgate,
+// pid serverPid, for the read and write paths; the baseline proxy,
+// proxyPid, when there is one) and, by path, the toolgate pid that
+// Options.Around is given.
+func meterPaths(serverPid, proxyPid int) (map[Path]meters, map[Path]int) {
+	m := map[Path]meters{Read: {server: processMeter(serverPid)}, Write: {server: processMeter(serverPid)}}
+	if proxyPid != 0 {
+		m[Proxy] = meters{server: processMeter(proxyPid)}
+	}
+	pids := map[Path]int{Direct: serverPid, Proxy: serverPid, Read: serverPid, Write: serverPid}
+	return m, pids
 }
 
 // writeBody is the write tool's call: a new operation each call (distinct

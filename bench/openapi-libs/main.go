@@ -37,75 +37,105 @@ func main() {
 		mode, ops, time.Since(start).Round(time.Millisecond), ms.TotalAlloc>>20, ms.Sys>>20)
 }
 
-// load reads the document and counts its operations.
+// load reads the document with the library mode names and counts its
+// operations.
 func load(mode, file string) (int, error) {
-	ops := 0
 	switch mode {
 	case "kin":
-		l := openapi3.NewLoader()
-		l.IsExternalRefsAllowed = true
-		doc, err := l.LoadFromFile(file)
-		if err != nil {
-			return 0, err
-		}
-		for _, p := range doc.Paths.Map() {
-			ops += len(p.Operations())
-		}
+		return loadKin(file)
 	case "kinjson":
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return 0, err
-		}
-		var doc openapi3.T
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return 0, err
-		}
-		l := openapi3.NewLoader()
-		l.IsExternalRefsAllowed = true
-		if err := l.ResolveRefsIn(&doc, &url.URL{Path: file}); err != nil {
-			return 0, err
-		}
-		for _, p := range doc.Paths.Map() {
-			ops += len(p.Operations())
-		}
+		return loadKinJSON(file)
 	case "lib":
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return 0, err
-		}
-		d, err := libopenapi.NewDocument(raw)
-		if err != nil {
-			return 0, err
-		}
-		m, err := d.BuildV3Model()
-		if err != nil {
-			return 0, err
-		}
-		for p := m.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
-			ops += p.Value().GetOperations().Len()
-		}
+		return loadLibopenapi(file)
 	case "plain":
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			return 0, err
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var m map[string]any
-		if err := d.Decode(&m); err != nil {
-			return 0, err
-		}
-		paths, _ := m["paths"].(map[string]any)
-		for _, p := range paths {
-			item, _ := p.(map[string]any)
-			for _, k := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
-				if _, ok := item[k]; ok {
-					ops++
-				}
+		return loadPlain(file)
+	}
+	return 0, fmt.Errorf("unknown mode %q: kin, kinjson, lib or plain", mode)
+}
+
+// loadKin reads the document with kin-openapi's loader, external $refs
+// allowed.
+func loadKin(file string) (int, error) {
+	l := openapi3.NewLoader()
+	l.IsExternalRefsAllowed = true
+	doc, err := l.LoadFromFile(file)
+	if err != nil {
+		return 0, err
+	}
+	ops := 0
+	for _, p := range doc.Paths.Map() {
+		ops += len(p.Operations())
+	}
+	return ops, nil
+}
+
+// loadKinJSON decodes the document with encoding/json into kin-openapi's
+// types, then has kin-openapi resolve its $refs.
+func loadKinJSON(file string) (int, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	var doc openapi3.T
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return 0, err
+	}
+	l := openapi3.NewLoader()
+	l.IsExternalRefsAllowed = true
+	if err := l.ResolveRefsIn(&doc, &url.URL{Path: file}); err != nil {
+		return 0, err
+	}
+	ops := 0
+	for _, p := range doc.Paths.Map() {
+		ops += len(p.Operations())
+	}
+	return ops, nil
+}
+
+// loadLibopenapi reads the document with libopenapi and builds its
+// OpenAPI 3 model.
+func loadLibopenapi(file string) (int, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	d, err := libopenapi.NewDocument(raw)
+	if err != nil {
+		return 0, err
+	}
+	m, err := d.BuildV3Model()
+	if err != nil {
+		return 0, err
+	}
+	ops := 0
+	for p := m.Model.Paths.PathItems.First(); p != nil; p = p.Next() {
+		ops += p.Value().GetOperations().Len()
+	}
+	return ops, nil
+}
+
+// loadPlain decodes the document into plain maps, as toolgate does, and
+// counts the methods of each path item.
+func loadPlain(file string) (int, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return 0, err
+	}
+	ops := 0
+	paths, _ := m["paths"].(map[string]any)
+	for _, p := range paths {
+		item, _ := p.(map[string]any)
+		for _, k := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			if _, ok := item[k]; ok {
+				ops++
 			}
 		}
-	default:
-		return 0, fmt.Errorf("unknown mode %q: kin, kinjson, lib or plain", mode)
 	}
 	return ops, nil
 }

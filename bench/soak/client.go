@@ -60,6 +60,18 @@ func (c *client) call(ctx context.Context, op *operation, callID string) answer 
 	return a
 }
 
+// createRuns creates the soak's n runs, runID(0) to runID(n-1).
+func (c *client) createRuns(ctx context.Context, n int) error {
+	for i := range n {
+		if err := c.createRun(ctx, runID(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createRun creates the run id, for the principal soak, with no refunds
+// in its state yet.
 func (c *client) createRun(ctx context.Context, id string) error {
 	status, b, err := c.do(ctx, http.MethodPost, "/v1/runs",
 		fmt.Sprintf(`{"run_id":%q,"principal":{"id":"soak"},"state":{"refunded_paise":0,"refunds":0}}`, id))

@@ -213,11 +213,7 @@ func runToolgate(ctx context.Context, o *Options, ops, calls []*operation) (*Too
 			_ = prov.Close(context.Background())
 		}
 	}()
-	cfgPath := filepath.Join(o.Dir, "toolgate.yaml")
-	if err := os.WriteFile(cfgPath, []byte(Config(prov.URL, o.ReadTimeout)), 0o600); err != nil {
-		return nil, err
-	}
-	srv, err := serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfgPath, Args: o.ServeArgs})
+	srv, err := startToolgate(ctx, o, prov.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -228,10 +224,8 @@ func runToolgate(ctx context.Context, o *Options, ops, calls []*operation) (*Too
 		}
 	}()
 	cl := newClient(srv.URL, o.Callers)
-	for i := range o.Runs {
-		if err := cl.createRun(ctx, runID(i)); err != nil {
-			return nil, err
-		}
+	if err := cl.createRuns(ctx, o.Runs); err != nil {
+		return nil, err
 	}
 
 	// The load phase.
@@ -270,6 +264,16 @@ func runToolgate(ctx context.Context, o *Options, ops, calls []*operation) (*Too
 	}
 	fig.settle(ops, prov.Orders(), db, sent, runs)
 	return fig, nil
+}
+
+// startToolgate writes the soak's config, in front of the provider at
+// providerURL, into o.Dir and starts the server on it.
+func startToolgate(ctx context.Context, o *Options, providerURL string) (*serveproc.Process, error) {
+	cfgPath := filepath.Join(o.Dir, "toolgate.yaml")
+	if err := os.WriteFile(cfgPath, []byte(Config(providerURL, o.ReadTimeout)), 0o600); err != nil {
+		return nil, err
+	}
+	return serveproc.Start(ctx, serveproc.Options{Binary: o.Binary, Config: cfgPath, Args: o.ServeArgs})
 }
 
 // loadPhase sends calls, o.Callers at a time, counting their codes and the

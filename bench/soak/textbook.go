@@ -26,44 +26,20 @@ func runTextbook(ctx context.Context, o *Options, ops, calls []*operation) (*Tex
 	}
 	cl := &http.Client{Transport: newTransport(o.Callers), Timeout: o.ReadTimeout}
 	fig := &TextbookFigures{Calls: len(calls)}
-	type outcome struct{ attempts, ok int }
-	outcomes := make([]outcome, len(calls))
+	attempts := make([]int, len(calls))
+	succeeded := make([]bool, len(calls))
 	began := time.Now()
 	o.Progress.Phase("soak: textbook retry loop", len(calls))
 	parallel(o.Callers, len(calls), func(i int) {
-		op := calls[i]
 		rng := rand.New(rand.NewPCG(o.Seed, uint64(i)))
-		path := "/plain/refunds"
-		if keyHonoured(op.tool) {
-			path = "/keyed/refunds" // no key is sent: the same as plain
-		}
-		for attempt := range textbookAttempts {
-			outcomes[i].attempts++
-			status, err := textbookPost(ctx, cl, prov.URL+path, op.args, i)
-			if err == nil && status == http.StatusOK {
-				outcomes[i].ok = 1
-				break
-			}
-			if err == nil && status != http.StatusServiceUnavailable && status < 500 {
-				break // a permanent refusal is not retried
-			}
-			if attempt == textbookAttempts-1 {
-				break
-			}
-			// Backoff: 20ms doubling, jittered.
-			d := time.Duration(float64(20*time.Millisecond<<attempt) * (0.5 + rng.Float64()))
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-			}
-		}
+		attempts[i], succeeded[i] = textbookCall(ctx, cl, prov.URL, calls[i], i, rng)
 		o.Progress.Add(1)
 	})
-	for _, out := range outcomes {
-		fig.Attempts += out.attempts
-		fig.Succeeded += out.ok
+	for i := range calls {
+		fig.Attempts += attempts[i]
+		if succeeded[i] {
+			fig.Succeeded++
+		}
 	}
 	fig.GaveUp = fig.Calls - fig.Succeeded
 	closeCtx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -73,7 +49,47 @@ func runTextbook(ctx context.Context, o *Options, ops, calls []*operation) (*Tex
 	}
 	fig.Seconds = time.Since(began).Seconds()
 	fig.Provider = prov.Totals()
-	orders := prov.Orders()
+	fig.countDuplicates(ops, prov.Orders())
+	return fig, nil
+}
+
+// textbookCall sends one call (the call-th) of op to the provider at base
+// the textbook way: up to textbookAttempts POSTs without a key, 20ms
+// doubling jittered backoff between them, a permanent refusal not
+// retried. It returns how many attempts it made and whether one succeeded.
+func textbookCall(ctx context.Context, cl *http.Client, base string, op *operation, call int, rng *rand.Rand) (attempts int, ok bool) {
+	path := "/plain/refunds"
+	if keyHonoured(op.tool) {
+		path = "/keyed/refunds" // no key is sent: the same as plain
+	}
+	for attempt := range textbookAttempts {
+		attempts++
+		status, err := textbookPost(ctx, cl, base+path, op.args, call)
+		if err == nil && status == http.StatusOK {
+			return attempts, true
+		}
+		if err == nil && status != http.StatusServiceUnavailable && status < 500 {
+			break // a permanent refusal is not retried
+		}
+		if attempt == textbookAttempts-1 {
+			break
+		}
+		// Backoff: 20ms doubling, jittered.
+		d := time.Duration(float64(20*time.Millisecond<<attempt) * (0.5 + rng.Float64()))
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return attempts, false
+}
+
+// countDuplicates counts, from the provider's order logs, the effects of
+// the operations and those beyond each one's first: the duplicates, split
+// into those of a call's own retries and those of repeated calls.
+func (fig *TextbookFigures) countDuplicates(ops []*operation, orders map[string]OrderLog) {
 	for _, op := range ops {
 		o := orders[op.order]
 		fig.Effects += o.Effects
@@ -92,7 +108,6 @@ func runTextbook(ctx context.Context, o *Options, ops, calls []*operation) (*Tex
 		}
 	}
 	fig.DuplicatesByRepeat = fig.Duplicates - fig.DuplicatesByRetry
-	return fig, nil
 }
 
 // textbookPost sends one attempt; X-Soak-Call lets the provider attribute

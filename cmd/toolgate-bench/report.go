@@ -96,6 +96,10 @@ func defaultHistoryDB() string {
 	return filepath.Join(dir, "toolgate-bench", "history-10000000.db")
 }
 
+// runReport is toolgate-bench report: the load comparison, the fsync, the
+// profiles, the Go benchmarks and the soak, measured in that order (those
+// --skip leaves), judged against the targets and written to BENCHMARKS.md
+// and BENCHMARKS.json.
 func runReport(ctx context.Context, args []string) error {
 	fs := flagSet("report", "[--out BENCHMARKS.md] [--json BENCHMARKS.json] [--quick] [--skip PHASES] [--benches LIST]")
 	lf := addLoadFlags(fs)
@@ -120,20 +124,10 @@ func runReport(ctx context.Context, args []string) error {
 		return err
 	}
 	began := time.Now()
-	data := &reportData{Command: strings.TrimSpace("go run ./cmd/toolgate-bench report " + strings.Join(args, " ")), Quick: *quick}
-	if data.notes, err = readNotes(root); err != nil {
+	data, err := newReportData(ctx, root, args, *quick, skip)
+	if err != nil {
 		return err
 	}
-	if data.Faults, err = readFaults(root); err != nil {
-		return err
-	}
-	for _, ph := range phases {
-		if skip[ph] {
-			data.Skipped = append(data.Skipped, ph)
-		}
-	}
-	data.Machine = describeMachine(ctx)
-	data.Machine.LoadAtStart = readLoadAvg()
 	progress := newBar(os.Stderr, *noProgress)
 	defer progress.Done()
 
@@ -165,6 +159,28 @@ func runReport(ctx context.Context, args []string) error {
 	printSummary(data)
 	fmt.Printf("wrote %s\n", inRoot(root, *out))
 	return nil
+}
+
+// newReportData starts the report the command line args describe: its
+// command, the notes and the recorded fault run found under root, the
+// phases skip leaves out, and the machine as it is before the first one.
+func newReportData(ctx context.Context, root string, args []string, quick bool, skip map[string]bool) (*reportData, error) {
+	data := &reportData{Command: strings.TrimSpace("go run ./cmd/toolgate-bench report " + strings.Join(args, " ")), Quick: quick}
+	var err error
+	if data.notes, err = readNotes(root); err != nil {
+		return nil, err
+	}
+	if data.Faults, err = readFaults(root); err != nil {
+		return nil, err
+	}
+	for _, ph := range phases {
+		if skip[ph] {
+			data.Skipped = append(data.Skipped, ph)
+		}
+	}
+	data.Machine = describeMachine(ctx)
+	data.Machine.LoadAtStart = readLoadAvg()
+	return data, nil
 }
 
 // runGoBenches runs the Go benchmarks in the module at root, one

@@ -77,6 +77,11 @@ func TestRunsList(t *testing.T) {
 		!strings.Contains(lines[2], "agent") || !strings.Contains(lines[1], "get_order ok") {
 		t.Fatalf("runs list:\n%s", out)
 	}
+	code, out, errOut = runCLI(t, "runs", "list", "--config", cfg, "--limit", "2")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 5 ||
+		lines[4] != "Showing the newest 2 runs; --limit or --since for others." {
+		t.Fatalf("runs list --limit 2 (of 4) says it shows only the newest: exit %d\n%s%s", code, out, errOut)
+	}
 	code, out, errOut = runCLI(t, "runs", "--config", cfg, "list", "--key", "agent", "--json", "--limit", "1")
 	var list server.RunList
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Runs) != 1 || list.Runs[0].RunID != "p2" || list.Runs[0].Key != "agent" {

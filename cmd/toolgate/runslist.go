@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolgate/toolgate/server"
+	"github.com/toolgate/toolgate/store"
 )
 
 // runRunsList is `toolgate runs list`: the runs of the config's store,
@@ -45,26 +47,42 @@ func runRunsList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	limit := f.Limit
-	f.Limit++
-	runs, err := st.ListRuns(ctx, f)
+	list, more, err := listRuns(ctx, st, f)
 	if err != nil {
 		return err
-	}
-	more := len(runs) > limit
-	runs = runs[:min(len(runs), limit)]
-	list := server.RunList{Runs: make([]server.RunListEntry, 0, len(runs))}
-	for i := range runs {
-		list.Runs = append(list.Runs, server.NewRunListEntry(&runs[i]))
 	}
 	if *asJSON {
 		return printJSON(e.stdout, list)
 	}
-	if len(runs) == 0 {
-		fmt.Fprintln(e.stdout, "No runs.")
+	return printRunList(e.stdout, list, more, f.Limit)
+}
+
+// listRuns reads the runs f selects, at most f.Limit of them, as GET
+// /v1/runs lists them; more reports that there were others past the limit.
+func listRuns(ctx context.Context, st store.RunLister, f store.RunFilter) (list server.RunList, more bool, err error) {
+	limit := f.Limit
+	f.Limit++
+	runs, err := st.ListRuns(ctx, f)
+	if err != nil {
+		return server.RunList{}, false, err
+	}
+	more = len(runs) > limit
+	runs = runs[:min(len(runs), limit)]
+	list = server.RunList{Runs: make([]server.RunListEntry, 0, len(runs))}
+	for i := range runs {
+		list.Runs = append(list.Runs, server.NewRunListEntry(&runs[i]))
+	}
+	return list, more, nil
+}
+
+// printRunList prints the runs as a table, in local time, and, when there
+// were more than limit, how to see the others.
+func printRunList(w io.Writer, list server.RunList, more bool, limit int) error {
+	if len(list.Runs) == 0 {
+		fmt.Fprintln(w, "No runs.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tKEY\tPRINCIPAL\tCALLS\tLAST CALL\tCREATED\tLAST CHANGE")
 	for _, r := range list.Runs {
 		last := "-"
@@ -82,7 +100,7 @@ func runRunsList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if more {
-		fmt.Fprintf(e.stdout, "\nShowing the newest %s; --limit or --since for others.\n", nouns(limit, "run", "runs"))
+		fmt.Fprintf(w, "\nShowing the newest %s; --limit or --since for others.\n", nouns(limit, "run", "runs"))
 	}
 	return nil
 }

@@ -9,9 +9,13 @@ import (
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/cmd/toolgate/internal/whatif"
+	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/store/storeurl"
 )
 
+// runWhatif is toolgate whatif: the recorded calls of one run, or of every
+// run over a past period, judged again under another config, and those
+// that would be judged differently listed.
 func runWhatif(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "whatif", "--config NEW.yaml (--run RUN | --since 24h) [--json]",
 		"toolgate whatif --config toolgate.new.yaml --run run_8c1f\ntoolgate whatif --config toolgate.new.yaml --since 24h --json")
@@ -27,18 +31,9 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 	if (*runID == "") == (*since == 0) {
 		return fmt.Errorf("%w: give exactly one of --run or --since", errUsage)
 	}
-	cfg, err := loadWithoutSecrets(*path)
+	cfg, err := loadJudgingConfig(ctx, *path)
 	if err != nil {
 		return err
-	}
-	if cfg.ImportsPending() {
-		// The imported tools' schemas come from their MCP servers: listing
-		// them executes nothing.
-		im, err := toolgate.Import(ctx, cfg, 0)
-		if err != nil {
-			return err
-		}
-		cfg = im.Config
 	}
 	url := *storeURL
 	if url == "" {
@@ -69,7 +64,32 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "%s judged under %s; %d would be judged differently.\n", nouns(rep.Judged, "recorded call", "recorded calls"), *path, len(rep.Changes))
+	return printWhatif(e, rep, *path)
+}
+
+// loadJudgingConfig loads the config at path without its secrets, with
+// its imported tools merged in: their schemas come from their MCP servers,
+// and listing them executes nothing.
+func loadJudgingConfig(ctx context.Context, path string) (*config.Config, error) {
+	cfg, err := loadWithoutSecrets(path)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ImportsPending() {
+		im, err := toolgate.Import(ctx, cfg, 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg = im.Config
+	}
+	return cfg, nil
+}
+
+// printWhatif prints the report as text: how many calls were judged under
+// the config at path, and a table of those judged differently, each with
+// what decided it now.
+func printWhatif(e *env, rep *whatif.Report, path string) error {
+	fmt.Fprintf(e.stdout, "%s judged under %s; %d would be judged differently.\n", nouns(rep.Judged, "recorded call", "recorded calls"), path, len(rep.Changes))
 	if len(rep.Changes) == 0 {
 		return nil
 	}
@@ -89,6 +109,8 @@ func runWhatif(ctx context.Context, e *env, args []string) error {
 	return tw.Flush()
 }
 
+// clip is s when it is at most n bytes long, else its first n-1 bytes
+// and an ellipsis.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -36,13 +36,9 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 	if s == nil {
 		return nil, invalid(a, fmt.Sprintf("no MCP server named %q", a.Dependency.Name))
 	}
-	args := a.Canonical
-	if args == nil {
-		b, err := canonical(a.Args)
-		if err != nil {
-			return nil, invalid(a, "encoding the arguments: "+err.Error())
-		}
-		args = b
+	args, f := attemptArgs(a)
+	if f != nil {
+		return nil, f
 	}
 	connectTimeout := orDefault(a.Tool.Timeout.Connect.D(), config.DefaultConnectTimeout)
 	readTimeout := orDefault(a.Tool.Timeout.Read.D(), config.DefaultReadTimeout)
@@ -55,10 +51,7 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		defer s.release(cs)
 	}
 
-	remote := a.Tool.Name
-	if a.Tool.Source != nil && a.Tool.Source.Name != "" {
-		remote = a.Tool.Source.Name
-	}
+	remote := remoteName(a.Tool)
 	params := &mcp.CallToolParams{Name: remote, Arguments: json.RawMessage(args), Meta: callMeta(ctx, a, rl)}
 	tr := &tracker{relay: rl}
 	rctx, cancelRead := context.WithTimeoutCause(ctx, readTimeout, errReadTimeout)
@@ -72,22 +65,61 @@ func (p *Pool) Do(ctx context.Context, a *execute.Attempt) (*execute.Response, *
 		rl.drain(rctx)
 	}
 	if err != nil {
-		// A server that no longer knows the session (it restarted) answers
-		// 404. Once the request was written that proves nothing (a proxy
-		// before it, or the server itself, may have acted on it): a write's
-		// outcome is unknown (issue 27 #15). The session is dropped either way.
-		missing := errors.Is(err, mcp.ErrSessionMissing)
 		f := callFailure(ctx, rctx, s.name, remote, readTimeout, sent, err)
-		if rl != nil {
-			f.Message = withNote(f.Message, rl)
-			return nil, f
-		}
-		if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
-			s.dropped(cs) // the next attempt starts a new session
-		}
+		s.afterFailure(ctx, cs, rl, f, sent, err)
 		return nil, f
 	}
 	s.healthy()
+	return s.response(remote, res, raw, rl)
+}
+
+// attemptArgs are the attempt's arguments as JSON: the canonical encoding
+// it carries, else encoded here.
+func attemptArgs(a *execute.Attempt) ([]byte, *execute.Failure) {
+	if a.Canonical != nil {
+		return a.Canonical, nil
+	}
+	b, err := canonical(a.Args)
+	if err != nil {
+		return nil, invalid(a, "encoding the arguments: "+err.Error())
+	}
+	return b, nil
+}
+
+// remoteName is the tool's name on its server: the name it was imported
+// under, else its own.
+func remoteName(t *config.Tool) string {
+	if t.Source != nil && t.Source.Name != "" {
+		return t.Source.Name
+	}
+	return t.Name
+}
+
+// afterFailure settles what a failed tools/call (f, from err) means for
+// its session. A call on a session of its own (rl set) adds the relay's
+// note to f's message; that session is closed by the caller. The shared
+// session is dropped, so that the next attempt starts a new one, when the
+// server no longer knows it or the connection broke, or when the request
+// was not sent although the caller is still waiting.
+func (s *server) afterFailure(ctx context.Context, cs *mcp.ClientSession, rl *relay, f *execute.Failure, sent bool, err error) {
+	if rl != nil {
+		f.Message = withNote(f.Message, rl)
+		return
+	}
+	// A server that no longer knows the session (it restarted) answers
+	// 404. Once the request was written that proves nothing (a proxy
+	// before it, or the server itself, may have acted on it): a write's
+	// outcome is unknown (issue 27 #15). The session is dropped either way.
+	missing := errors.Is(err, mcp.ErrSessionMissing)
+	if missing || !sent && parent(ctx) || errors.Is(err, mcp.ErrConnectionClosed) || f.Kind == execute.KindReset {
+		s.dropped(cs) // the next attempt starts a new session
+	}
+}
+
+// response reads the server's answer to a tools/call of remote: its data,
+// or a failure when it cannot be read or is the tool's refusal
+// (isError), which carries the relay's note like a success does.
+func (s *server) response(remote string, res *mcp.CallToolResult, raw json.RawMessage, rl *relay) (*execute.Response, *execute.Failure) {
 	data, text, content, err := answer(res, raw)
 	if err != nil {
 		return nil, &execute.Failure{Kind: execute.KindToolError, Delivered: true, Code: types.CodeUpstreamError,

@@ -20,84 +20,119 @@ var errNoExecution = errors.New("memory: commit without an execution")
 // operation is store.ErrNotFound. The run's UpdatedAt becomes the
 // execution's FinishedAt (now when zero); a zero c.Operation.At is now.
 func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
-	if c.Execution == nil {
-		return errNoExecution
-	}
-	if u := c.Operation; u != nil && u.Status != "" && u.Status != types.OpStarted && u.Status != types.OpCompleted && u.Status != types.OpUnknown {
-		return fmt.Errorf("memory: commit operation %q: invalid status %q", u.Key, u.Status)
+	if err := checkCommit(c); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
-	runID := c.Execution.RunID
-	run, ok := s.runs[runID]
-	if !ok {
-		return fmt.Errorf("memory: commit to run %q: %w", runID, store.ErrNotFound)
+	run, op, err := s.commitTargets(c)
+	if err != nil {
+		return err
 	}
-	setState := len(c.NewState) > 0
-	if setState && run.Version != c.ExpectVersion {
-		return fmt.Errorf("memory: commit to run %q at version %d, expected %d: %w",
-			runID, run.Version, c.ExpectVersion, store.ErrVersionConflict)
-	}
-	var op *operation
-	if c.Operation != nil {
-		if op, ok = s.operations[c.Operation.Key]; !ok {
-			return fmt.Errorf("memory: commit operation %q: %w", c.Operation.Key, store.ErrNotFound)
-		}
-	}
-	if c.TakeStep != nil && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
-		return fmt.Errorf("memory: commit to run %q (max %d steps): %w", runID, run.MaxSteps, store.ErrStepBudget)
-	}
-
 	exec := c.Execution
 	if c.TakeStep != nil {
 		run.Step++
 		exec.Step = run.Step
 		exec.Result = c.TakeStep(run.Step)
 	}
-	size := 0
-	if setState {
-		size += len(c.NewState)
-	}
-	if op != nil {
-		size += len(c.Operation.Result)
-	}
-	pack := newPacker(size)
-
-	run.Version++
-	run.UpdatedAt = exec.FinishedAt
-	if run.UpdatedAt.IsZero() {
-		run.UpdatedAt = s.now()
-	}
-	if setState {
-		run.State = pack.copy(c.NewState)
-	}
+	pack := newPacker(commitSize(c, op != nil))
+	s.advanceRun(run, c, &pack)
 	if op != nil && c.Operation.Status == "" {
 		delete(s.operations, c.Operation.Key)
 		s.limits.release(c.Operation.Key)
 		op = nil
 	}
 	if c.ReleaseWriter != "" {
-		s.limits.releaseWriter(runID, c.ReleaseWriter)
+		s.limits.releaseWriter(exec.RunID, c.ReleaseWriter)
 	}
 	if op != nil {
-		at := c.Operation.At
-		if at.IsZero() {
-			at = s.now()
-		}
-		op.Status = c.Operation.Status
-		op.Result = pack.copy(c.Operation.Result)
-		op.UpdatedAt = at
-		if op.Status == types.OpCompleted {
-			op.CompletedAt = at
-		}
+		s.updateOperation(op, c.Operation, &pack)
 	}
 	s.lastExecID++
 	s.executions.append(exec, s.lastExecID, run.Version)
 	exec.ID, exec.Version = s.lastExecID, run.Version
 	return nil
+}
+
+// checkCommit rejects a commit that could never apply, before the lock: one
+// without its Execution, or with an operation status Commit does not write.
+func checkCommit(c *store.Commit) error {
+	if c.Execution == nil {
+		return errNoExecution
+	}
+	if u := c.Operation; u != nil && u.Status != "" && u.Status != types.OpStarted && u.Status != types.OpCompleted && u.Status != types.OpUnknown {
+		return fmt.Errorf("memory: commit operation %q: invalid status %q", u.Key, u.Status)
+	}
+	return nil
+}
+
+// commitTargets finds the run and the operation (nil without
+// c.Operation) that c writes, and checks the run's expected version and
+// step budget, so that nothing is written when any of them fails. The
+// caller holds s.mu.
+func (s *Store) commitTargets(c *store.Commit) (*types.Run, *operation, error) {
+	runID := c.Execution.RunID
+	run, ok := s.runs[runID]
+	if !ok {
+		return nil, nil, fmt.Errorf("memory: commit to run %q: %w", runID, store.ErrNotFound)
+	}
+	if len(c.NewState) > 0 && run.Version != c.ExpectVersion {
+		return nil, nil, fmt.Errorf("memory: commit to run %q at version %d, expected %d: %w",
+			runID, run.Version, c.ExpectVersion, store.ErrVersionConflict)
+	}
+	var op *operation
+	if c.Operation != nil {
+		if op, ok = s.operations[c.Operation.Key]; !ok {
+			return nil, nil, fmt.Errorf("memory: commit operation %q: %w", c.Operation.Key, store.ErrNotFound)
+		}
+	}
+	if c.TakeStep != nil && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+		return nil, nil, fmt.Errorf("memory: commit to run %q (max %d steps): %w", runID, run.MaxSteps, store.ErrStepBudget)
+	}
+	return run, op, nil
+}
+
+// commitSize is the number of JSON bytes a commit keeps outside the log:
+// the new state, and the operation's result when it has an operation.
+func commitSize(c *store.Commit, hasOp bool) int {
+	size := len(c.NewState)
+	if hasOp {
+		size += len(c.Operation.Result)
+	}
+	return size
+}
+
+// advanceRun moves the run to its next version, stamped with the
+// execution's FinishedAt (now when zero), and sets its state when c has a
+// new one. The caller holds s.mu.
+func (s *Store) advanceRun(run *types.Run, c *store.Commit, pack *packer) {
+	run.Version++
+	run.UpdatedAt = c.Execution.FinishedAt
+	if run.UpdatedAt.IsZero() {
+		run.UpdatedAt = s.now()
+	}
+	if len(c.NewState) > 0 {
+		run.State = pack.copy(c.NewState)
+	}
+}
+
+// updateOperation writes u's status and result into op, stamped with u.At
+// (now when zero); a completed operation also records when it completed.
+// The caller holds s.mu.
+func (s *Store) updateOperation(op *operation, u *store.OperationUpdate, pack *packer) {
+	at := u.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	op.Status = u.Status
+	op.Result = pack.copy(u.Result)
+	op.UpdatedAt = at
+	if op.Status == types.OpCompleted {
+		op.CompletedAt = at
+	}
 }
 
 // ListExecutions returns copies of the rows f selects, newest first unless

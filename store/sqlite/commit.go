@@ -41,71 +41,104 @@ func (s *Store) Commit(ctx context.Context, c *store.Commit) error {
 	if c.Operation != nil && c.Operation.Status != "" && !validStatus(c.Operation.Status) {
 		return fmt.Errorf("sqlite: commit operation %q: invalid status %q", c.Operation.Key, c.Operation.Status)
 	}
-	// Everything is encoded here, in the caller's goroutine: the writer
-	// goroutine, which every write waits for, only runs statements.
-	now, updatedAt := s.commitTimes(c)
-	setState := len(c.NewState) > 0
-	runQuery, runArgs := runUpdate(c, updatedAt)
-	opQuery, opArgs := operationArgs(c.Operation, now)
-	execArgs := executionArgs(e)
-
-	var id, version, step int64
-	var result json.RawMessage
+	w := s.encodeCommit(c)
 	// The row of a call that settled no operation and changed no state (a
 	// read, a refusal) records no effect: see writer.doLight.
 	light := c.Operation == nil && len(c.NewState) == 0 && c.ReleaseWriter == ""
-	// The run cache learns the run's new version (state, step) in commit
-	// order.
-	after := func() {
-		var newState json.RawMessage
-		if setState {
-			newState = append(json.RawMessage(nil), c.NewState...)
-		}
-		taken := int64(0)
-		if c.TakeStep != nil {
-			taken = step
-		}
-		s.runs.committed(e.RunID, version, newState, taken, fromNanos(updatedAt))
-	}
-	err := s.w.doAfter(ctx, light, func(ctx context.Context, tx *writeTx) error {
-		if c.TakeStep != nil {
-			var err error
-			if step, err = takeStepIn(ctx, tx, e.RunID, setState, updatedAt, runArgs, &version); err != nil {
-				return err
-			}
-			result = c.TakeStep(step)
-			execArgs[execStepArg], execArgs[execResultArg] = step, jsonText(result)
-		}
-		if c.TakeStep == nil || setState {
-			var err error
-			if version, err = bumpVersion(ctx, tx, runQuery, runArgs, e.RunID, setState, c.ExpectVersion); err != nil {
-				return err
-			}
-		}
-		if opArgs != nil {
-			if err := settleIn(ctx, tx, opQuery, opArgs, c.Operation.Key); err != nil {
-				return err
-			}
-		}
-		if err := commitLimitsIn(ctx, tx, c); err != nil {
-			return err
-		}
-		execArgs[execVersionArg] = version
-		res, err := tx.exec(ctx, insertExecutionSQL, execArgs...)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	}, after)
-	if err != nil {
+	if err := s.w.doAfter(ctx, light, w.apply, w.after); err != nil {
 		return fmt.Errorf("sqlite: commit to run %q: %w", e.RunID, err)
 	}
-	e.ID, e.Version = id, version
+	e.ID, e.Version = w.id, w.version
 	if c.TakeStep != nil {
-		e.Step, e.Result = step, result
+		e.Step, e.Result = w.step, w.result
 	}
 	return nil
+}
+
+// commitWrite is one Commit on its way through the writer: its statements'
+// arguments, encoded in the caller's goroutine (the writer goroutine, which
+// every write waits for, only runs statements), and what the transaction
+// decides: the run's step and version, the step's result and the row's id.
+type commitWrite struct {
+	s                 *Store
+	c                 *store.Commit
+	updatedAt         int64
+	runQuery, opQuery string
+	runArgs, opArgs   []any
+	execArgs          []any
+
+	id, version, step int64
+	result            json.RawMessage
+}
+
+// encodeCommit encodes c's statements for the writer.
+func (s *Store) encodeCommit(c *store.Commit) *commitWrite {
+	now, updatedAt := s.commitTimes(c)
+	w := &commitWrite{s: s, c: c, updatedAt: updatedAt, execArgs: executionArgs(c.Execution)}
+	w.runQuery, w.runArgs = runUpdate(c, updatedAt)
+	w.opQuery, w.opArgs = operationArgs(c.Operation, now)
+	return w
+}
+
+// apply runs in the writer's transaction: it moves the run on (taking the
+// step when asked), settles the operation, applies the limits' changes and
+// inserts the execution row.
+func (w *commitWrite) apply(ctx context.Context, tx *writeTx) error {
+	if err := w.moveRun(ctx, tx); err != nil {
+		return err
+	}
+	if w.opArgs != nil {
+		if err := settleIn(ctx, tx, w.opQuery, w.opArgs, w.c.Operation.Key); err != nil {
+			return err
+		}
+	}
+	if err := commitLimitsIn(ctx, tx, w.c); err != nil {
+		return err
+	}
+	w.execArgs[execVersionArg] = w.version
+	res, err := tx.exec(ctx, insertExecutionSQL, w.execArgs...)
+	if err != nil {
+		return err
+	}
+	w.id, err = res.LastInsertId()
+	return err
+}
+
+// moveRun takes the call's step when asked (the step and its result then
+// go into the execution row) and moves the run to its new version, with
+// its new state when the commit sets one.
+func (w *commitWrite) moveRun(ctx context.Context, tx *writeTx) error {
+	c, runID, setState := w.c, w.c.Execution.RunID, len(w.c.NewState) > 0
+	if c.TakeStep != nil {
+		var err error
+		if w.step, err = takeStepIn(ctx, tx, runID, setState, w.updatedAt, w.runArgs, &w.version); err != nil {
+			return err
+		}
+		w.result = c.TakeStep(w.step)
+		w.execArgs[execStepArg], w.execArgs[execResultArg] = w.step, jsonText(w.result)
+	}
+	if c.TakeStep == nil || setState {
+		var err error
+		if w.version, err = bumpVersion(ctx, tx, w.runQuery, w.runArgs, runID, setState, c.ExpectVersion); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// after tells the run cache the run's new version (state, step), in
+// commit order, once the commit's batch is committed.
+func (w *commitWrite) after() {
+	c := w.c
+	var newState json.RawMessage
+	if len(c.NewState) > 0 {
+		newState = append(json.RawMessage(nil), c.NewState...)
+	}
+	taken := int64(0)
+	if c.TakeStep != nil {
+		taken = w.step
+	}
+	w.s.runs.committed(c.Execution.RunID, w.version, newState, taken, fromNanos(w.updatedAt))
 }
 
 // commitTimes are the clock's now, read only when c needs it (0 when it

@@ -190,8 +190,12 @@ func assign(dest any, v driver.Value) error {
 			return nil
 		}
 	}
-	// The rarer kinds: a named string or integer type, a bool, a float,
-	// bytes.
+	return assignReflect(dest, v)
+}
+
+// assignReflect is assign for the rarer kinds of dest: a named string or
+// integer type, a bool, a float, bytes.
+func assignReflect(dest any, v driver.Value) error {
 	rv := reflect.ValueOf(dest)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("cannot scan into %T", dest)

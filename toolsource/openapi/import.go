@@ -121,9 +121,36 @@ func unknownOperations(cfg *config.Config, dep string, d *config.Dependency, doc
 // Load reads a dependency's document (and every file or URL its $refs
 // name) and converts each operation.
 func Load(ctx context.Context, d *config.Dependency, opts Options) (*Document, error) {
-	client := opts.Client
+	r, err := newReader(d, opts.Client)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.preload(ctx, r.root); err != nil {
+		return nil, err
+	}
+	top, version, err := r.rootDocument()
+	if err != nil {
+		return nil, err
+	}
+	paths, _ := top["paths"].(map[string]any)
+	b := &documentBuilder{dep: d, c: newConverter(r), owner: map[string]string{}, collisions: map[string]*Collision{},
+		doc: &Document{Report: &Report{Dependency: d.Name, Document: r.root, Version: version}}}
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		item, base, err := r.deref(r.root, paths[p])
+		if err != nil {
+			b.skip(p, "the path item cannot be read: "+err.Error())
+			continue
+		}
+		b.addPath(p, item, base)
+	}
+	return b.finish(), nil
+}
+
+// newReader is the reader of d's document: through client (when nil, one
+// that follows no redirect, since a 3xx could send the fetch to any host),
+// from the document's location and the $ref origins d allows.
+func newReader(d *config.Dependency, client *http.Client) (*reader, error) {
 	if client == nil {
-		// No redirects: a 3xx could send the fetch to any host.
 		client = &http.Client{Timeout: DefaultFetchTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
@@ -135,69 +162,94 @@ func Load(ctx context.Context, d *config.Dependency, opts Options) (*Document, e
 	for _, o := range d.OpenAPIRefOrigins {
 		r.origins[origin(o)] = true
 	}
-	if err := r.preload(ctx, root); err != nil {
-		return nil, err
-	}
-	top, ok := r.docs[root].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s is not an OpenAPI document (not an object)", root)
-	}
-	version, _ := top["openapi"].(string)
-	if !strings.HasPrefix(version, "3.0") && !strings.HasPrefix(version, "3.1") {
-		if _, swagger := top["swagger"]; swagger {
-			return nil, fmt.Errorf("%s is Swagger 2.0; toolgate reads OpenAPI 3.0 and 3.1 (convert it first)", root)
-		}
-		return nil, fmt.Errorf("%s: openapi: %q is not a version toolgate reads (3.0.x, 3.1.x)", root, version)
-	}
-	paths, _ := top["paths"].(map[string]any)
-	c := newConverter(r)
-	doc := &Document{Report: &Report{Dependency: d.Name, Document: root, Version: version}}
-	owner := map[string]string{} // tool name -> the operation that has it
-	collisions := map[string]*Collision{}
-	for _, p := range slices.Sorted(maps.Keys(paths)) {
-		item, base, err := r.deref(root, paths[p])
-		if err != nil {
-			doc.Report.Skipped = append(doc.Report.Skipped, Skipped{Operation: p, Why: "the path item cannot be read: " + err.Error()})
-			continue
-		}
-		shared, _ := item["parameters"].([]any)
-		for _, m := range methods {
-			raw, ok := item[m].(map[string]any)
-			if !ok {
-				continue
-			}
-			o := &operation{method: strings.ToUpper(m), path: p, op: raw, base: base, pathParams: shared, pathBase: base}
-			o.id, _ = raw["operationId"].(string)
-			doc.Report.Operations++
-			t, why := c.tool(o, d.Name)
-			if why != "" {
-				doc.Report.Skipped = append(doc.Report.Skipped, Skipped{Operation: o.label(), Why: why})
-				continue
-			}
-			if first, taken := owner[t.Name]; taken {
-				col := collisions[t.Name]
-				if col == nil {
-					col = &Collision{Name: t.Name, Operations: []string{first}, Kept: first}
-					collisions[t.Name] = col
-				}
-				col.Operations = append(col.Operations, o.label())
-				doc.Report.Skipped = append(doc.Report.Skipped, Skipped{Operation: o.label(), Why: fmt.Sprintf("its tool name %s is already %s's", t.Name, first)})
-				continue
-			}
-			owner[t.Name] = o.label()
-			doc.Tools = append(doc.Tools, t)
-			doc.Report.Tools++
-			if d.Import == nil || d.Import.Selects(config.SourceOpenAPI, sourceName(t)) {
-				doc.Report.Imported++
-			}
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(collisions)) {
-		doc.Report.Collisions = append(doc.Report.Collisions, *collisions[name])
-	}
-	return doc, nil
+	return r, nil
 }
 
+// rootDocument is the preloaded root document and its openapi version,
+// which must be 3.0 or 3.1.
+func (r *reader) rootDocument() (top map[string]any, version string, err error) {
+	top, ok := r.docs[r.root].(map[string]any)
+	if !ok {
+		return nil, "", fmt.Errorf("%s is not an OpenAPI document (not an object)", r.root)
+	}
+	version, _ = top["openapi"].(string)
+	if !strings.HasPrefix(version, "3.0") && !strings.HasPrefix(version, "3.1") {
+		if _, swagger := top["swagger"]; swagger {
+			return nil, "", fmt.Errorf("%s is Swagger 2.0; toolgate reads OpenAPI 3.0 and 3.1 (convert it first)", r.root)
+		}
+		return nil, "", fmt.Errorf("%s: openapi: %q is not a version toolgate reads (3.0.x, 3.1.x)", r.root, version)
+	}
+	return top, version, nil
+}
+
+// documentBuilder converts a document's operations, path by path, into
+// its Document: the tools and the report of what was skipped and why.
+type documentBuilder struct {
+	dep        *config.Dependency
+	c          *converter
+	doc        *Document
+	owner      map[string]string // tool name -> the operation that has it
+	collisions map[string]*Collision
+}
+
+// skip reports the operation (or path) labelled label as not imported.
+func (b *documentBuilder) skip(label, why string) {
+	b.doc.Report.Skipped = append(b.doc.Report.Skipped, Skipped{Operation: label, Why: why})
+}
+
+// addPath converts each operation of the path item at path p, read from
+// the document at base. The first operation to get a tool name keeps it;
+// a later one is skipped and recorded as a collision.
+func (b *documentBuilder) addPath(p string, item map[string]any, base string) {
+	shared, _ := item["parameters"].([]any)
+	for _, m := range methods {
+		raw, ok := item[m].(map[string]any)
+		if !ok {
+			continue
+		}
+		o := &operation{method: strings.ToUpper(m), path: p, op: raw, base: base, pathParams: shared, pathBase: base}
+		o.id, _ = raw["operationId"].(string)
+		b.doc.Report.Operations++
+		t, why := b.c.tool(o, b.dep.Name)
+		if why != "" {
+			b.skip(o.label(), why)
+			continue
+		}
+		if first, taken := b.owner[t.Name]; taken {
+			b.collide(t.Name, first, o.label())
+			continue
+		}
+		b.owner[t.Name] = o.label()
+		b.doc.Tools = append(b.doc.Tools, t)
+		b.doc.Report.Tools++
+		if b.dep.Import == nil || b.dep.Import.Selects(config.SourceOpenAPI, sourceName(t)) {
+			b.doc.Report.Imported++
+		}
+	}
+}
+
+// collide records that the operation labelled label would get the tool
+// name that the operation first already has, and skips it.
+func (b *documentBuilder) collide(name, first, label string) {
+	col := b.collisions[name]
+	if col == nil {
+		col = &Collision{Name: name, Operations: []string{first}, Kept: first}
+		b.collisions[name] = col
+	}
+	col.Operations = append(col.Operations, label)
+	b.skip(label, fmt.Sprintf("its tool name %s is already %s's", name, first))
+}
+
+// finish is the document, its collisions in name order.
+func (b *documentBuilder) finish() *Document {
+	for _, name := range slices.Sorted(maps.Keys(b.collisions)) {
+		b.doc.Report.Collisions = append(b.doc.Report.Collisions, *b.collisions[name])
+	}
+	return b.doc
+}
+
+// sourceName is the name at the source that import patterns select: the
+// operationId, or the tool name when they are the same.
 func sourceName(t config.ImportedTool) string {
 	if t.SourceName != "" {
 		return t.SourceName

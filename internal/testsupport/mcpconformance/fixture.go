@@ -100,10 +100,12 @@ func logFromTheStart(next mcp.MethodHandler) mcp.MethodHandler {
 // none is the input schema of a tool without arguments.
 var none = json.RawMessage(`{"type":"object","properties":{}}`)
 
+// text is a result of one text content, s.
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// decode is the bytes of the base64 text s, which must be valid.
 func decode(s string) []byte {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
@@ -112,10 +114,37 @@ func decode(s string) []byte {
 	return b
 }
 
+// addTools adds the tools the conformance suite's server scenarios call.
 func addTools(s *mcp.Server) {
 	tool := func(name, description string, schema json.RawMessage, h mcp.ToolHandler) {
 		s.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: schema}, h)
 	}
+	addContentTools(tool)
+	tool("test_tool_with_logging", "Tests tool that emits log messages during execution", none, toolWithLogging)
+	tool("test_tool_with_progress", "Tests tool that reports progress notifications", none, toolWithProgress)
+	tool("test_error_handling", "Tests error response handling", none,
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{
+				&mcp.TextContent{Text: "This tool intentionally returns an error for testing"}}}, nil
+		})
+	tool("test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699).", none,
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
+		})
+	addAskingTools(tool)
+	tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+		json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`+
+			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("JSON Schema 2020-12 tool called with: " + string(req.Params.Arguments)), nil
+		})
+}
+
+// addContentTools adds the tools that answer one kind of content each
+// (text, image, audio, an embedded resource), and one that answers them
+// mixed.
+func addContentTools(tool func(string, string, json.RawMessage, mcp.ToolHandler)) {
 	tool("test_simple_text", "Tests simple text content response", none,
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("This is a simple text response for testing."), nil
@@ -142,46 +171,34 @@ func addTools(s *mcp.Server) {
 					MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
 			}}, nil
 		})
-	tool("test_tool_with_logging", "Tests tool that emits log messages during execution", none,
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			for _, m := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
-				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: m}); err != nil {
-					return nil, err
-				}
-			}
-			return text("Tool with logging executed successfully"), nil
-		})
-	tool("test_tool_with_progress", "Tests tool that reports progress notifications", none,
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			token := req.Params.GetProgressToken()
-			if token == nil {
-				token = 0
-			}
-			for _, p := range []float64{0, 50, 100} {
-				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 100,
-					Message: fmt.Sprintf("Completed step %v of 100", p)}); err != nil {
-					return nil, err
-				}
-			}
-			return text(fmt.Sprint(token)), nil
-		})
-	tool("test_error_handling", "Tests error response handling", none,
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{
-				&mcp.TextContent{Text: "This tool intentionally returns an error for testing"}}}, nil
-		})
-	tool("test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699).", none,
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."), nil
-		})
-	addAskingTools(tool)
-	tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-		json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`+
-			`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},`+
-			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return text("JSON Schema 2020-12 tool called with: " + string(req.Params.Arguments)), nil
-		})
+}
+
+// toolWithLogging is test_tool_with_logging: it logs three messages to
+// the client while it runs.
+func toolWithLogging(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	for _, m := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: m}); err != nil {
+			return nil, err
+		}
+	}
+	return text("Tool with logging executed successfully"), nil
+}
+
+// toolWithProgress is test_tool_with_progress: it reports progress 0, 50
+// and 100 of 100 on the caller's progress token (0 without one) and
+// answers the token.
+func toolWithProgress(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		token = 0
+	}
+	for _, p := range []float64{0, 50, 100} {
+		if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Total: 100,
+			Message: fmt.Sprintf("Completed step %v of 100", p)}); err != nil {
+			return nil, err
+		}
+	}
+	return text(fmt.Sprint(token)), nil
 }
 
 // addAskingTools adds the tools that ask the client: sampling and the

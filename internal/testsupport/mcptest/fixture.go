@@ -61,59 +61,14 @@ func New() *Fixture {
 	f.Server = mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	f.add("echo", "Echo the arguments back as structured content.", read,
-		`{"type":"object","properties":{"text":{"type":"string"},"amount":{"type":"integer"}},"additionalProperties":false}`,
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			args := rawArgs(req)
-			return &mcp.CallToolResult{StructuredContent: args, Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}}, nil
-		})
+		`{"type":"object","properties":{"text":{"type":"string"},"amount":{"type":"integer"}},"additionalProperties":false}`, echo)
 	f.add("pay", "Pay an amount for an order (a write: no annotations).", nil,
 		`{"type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string"},"amount":{"type":"integer","minimum":1}},"additionalProperties":false}`,
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in struct {
-				OrderID string      `json:"order_id"`
-				Amount  json.Number `json:"amount"`
-			}
-			_ = json.Unmarshal(rawArgs(req), &in)
-			key, _ := req.Params.Meta[OperationKeyMeta].(string)
-			f.mu.Lock()
-			f.counts.Pay++
-			f.counts.Keys = append(f.counts.Keys, key)
-			n := f.counts.Pay
-			f.mu.Unlock()
-			text := fmt.Sprintf(`{"payment_id":"PAY-%d","order_id":%q,"amount":%s}`, n, in.OrderID, in.Amount)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
-		})
-	f.add("fail", "Always refuses, with isError.", read, `{"type":"object"}`,
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "order ORD-1 is closed and cannot be changed"}}}, nil
-		})
-	f.add("slow_read", "A read whose first call hangs until cancelled; later calls answer at once.", read, `{"type":"object"}`,
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.mu.Lock()
-			f.counts.SlowRead++
-			first := f.counts.SlowRead == 1
-			f.mu.Unlock()
-			if first {
-				f.hang(ctx, "slow_read")
-				return nil, ctx.Err()
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"fresh":true}`}}}, nil
-		})
-	f.add("slow_write", "A write that hangs until cancelled.", nil, `{"type":"object"}`,
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.mu.Lock()
-			f.counts.SlowWrite++
-			f.mu.Unlock()
-			f.hang(ctx, "slow_write")
-			return nil, ctx.Err()
-		})
-	f.add("counts", "What the server has received.", read, `{"type":"object"}`,
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			f.mu.Lock()
-			b, _ := json.Marshal(f.counts)
-			f.mu.Unlock()
-			return &mcp.CallToolResult{StructuredContent: json.RawMessage(b)}, nil
-		})
+		f.pay)
+	f.add("fail", "Always refuses, with isError.", read, `{"type":"object"}`, fail)
+	f.add("slow_read", "A read whose first call hangs until cancelled; later calls answer at once.", read, `{"type":"object"}`, f.slowRead)
+	f.add("slow_write", "A write that hangs until cancelled.", nil, `{"type":"object"}`, f.slowWrite)
+	f.add("counts", "What the server has received.", read, `{"type":"object"}`, f.countsTool)
 	f.add("crash", "Ends the server process at once (stdio only).", nil, `{"type":"object"}`,
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.Exit(3)
@@ -126,6 +81,67 @@ func New() *Fixture {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "toggled"}}}, nil
 		})
 	return f
+}
+
+// echo is the tool echo: the arguments, as structured content and as text.
+func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := rawArgs(req)
+	return &mcp.CallToolResult{StructuredContent: args, Content: []mcp.Content{&mcp.TextContent{Text: string(args)}}}, nil
+}
+
+// pay is the tool pay: it counts the payment and the operation key it was
+// sent with, and answers a new payment id.
+func (f *Fixture) pay(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		OrderID string      `json:"order_id"`
+		Amount  json.Number `json:"amount"`
+	}
+	_ = json.Unmarshal(rawArgs(req), &in)
+	key, _ := req.Params.Meta[OperationKeyMeta].(string)
+	f.mu.Lock()
+	f.counts.Pay++
+	f.counts.Keys = append(f.counts.Keys, key)
+	n := f.counts.Pay
+	f.mu.Unlock()
+	text := fmt.Sprintf(`{"payment_id":"PAY-%d","order_id":%q,"amount":%s}`, n, in.OrderID, in.Amount)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+}
+
+// fail is the tool fail: a refusal, with isError.
+func fail(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "order ORD-1 is closed and cannot be changed"}}}, nil
+}
+
+// slowRead is the tool slow_read: its first call hangs until cancelled,
+// later ones answer at once.
+func (f *Fixture) slowRead(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	f.mu.Lock()
+	f.counts.SlowRead++
+	first := f.counts.SlowRead == 1
+	f.mu.Unlock()
+	if first {
+		f.hang(ctx, "slow_read")
+		return nil, ctx.Err()
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"fresh":true}`}}}, nil
+}
+
+// slowWrite is the tool slow_write: every call is counted and hangs until
+// cancelled.
+func (f *Fixture) slowWrite(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	f.mu.Lock()
+	f.counts.SlowWrite++
+	f.mu.Unlock()
+	f.hang(ctx, "slow_write")
+	return nil, ctx.Err()
+}
+
+// countsTool is the tool counts: the Counts, as structured content.
+func (f *Fixture) countsTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	f.mu.Lock()
+	b, _ := json.Marshal(f.counts)
+	f.mu.Unlock()
+	return &mcp.CallToolResult{StructuredContent: json.RawMessage(b)}, nil
 }
 
 // ToggleExtra adds the tool extra when it is absent and removes it when
