@@ -237,7 +237,15 @@ func (c *commandChecker) checkProgram(words []string, tour bool) (string, error)
 	prog, args := words[0], words[1:]
 	switch {
 	case prog == "toolgate" || filepath.Base(prog) == "toolgate" || c.built[prog] == "cmd/toolgate":
-		return checkToolgate(binary, "toolgate", args)
+		var config string // a config of the repository: it must exist
+		if path := configFlag(args); strings.Contains(path, "/") && !filepath.IsAbs(path) {
+			if err := c.exists(path); err != nil {
+				return "", fmt.Errorf("--config %s: %v", path, err)
+			}
+			config = "; " + path + " exists"
+		}
+		how, err := checkToolgate(binary, "toolgate", args)
+		return how + config, err
 	case prog == "go":
 		return c.checkGo(args)
 	case prog == "make":
