@@ -468,3 +468,27 @@ func TestCommandBlocksAreShellBlocks(t *testing.T) {
 		}
 	}
 }
+
+// checkCurl knows toolgate's routes by method and path, and that --json
+// makes a POST.
+func TestCheckCurlFindsTheRoute(t *testing.T) {
+	mux := routes(t)
+	cases := []struct {
+		command string
+		ok      bool
+	}{
+		{"curl -s http://127.0.0.1:8470/healthz", true},
+		{"curl -s -X POST http://127.0.0.1:8470/healthz", false},
+		{`curl -s --json '{"tool": "get_order"}' http://127.0.0.1:8470/v1/runs/r1/calls`, true},
+		{"curl -s http://127.0.0.1:8470/v1/runs/r1/calls", false},
+		{`curl -s -H "Authorization: Bearer $TOOLGATE_KEY" 'http://127.0.0.1:8470/v1/runs?since=24h&limit=20'`, true},
+		{"curl -s http://127.0.0.1:8470/v1/nothing", false},
+		{"curl -s http://127.0.0.1:9001/orders/ORD-4471/refunds", false},
+	}
+	for _, c := range cases {
+		how, err := checkCurl(mux, shellCommands(c.command)[0].Words[1:])
+		if (err == nil) != c.ok {
+			t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)
+		}
+	}
+}

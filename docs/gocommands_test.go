@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 )
 
 // goValueFlags are the go command's flags that take a value; the others
@@ -251,4 +252,35 @@ func splitOutside(s string, sep byte) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// checkGo judges a go test command by the package it names: its tests,
+// benchmarks, flags and build tags (testdata/gotests).
+func TestCheckGoTestReadsThePackage(t *testing.T) {
+	cases := []struct {
+		name, command string
+		ok            bool
+	}{
+		{"a test", "go test ./gotests -run TestPostgresBlackhole -v", true},
+		{"a renamed test", "go test ./gotests -run TestPostgresBlackholeGone -v", false},
+		{"each alternative", "go test ./gotests -run 'TestDependencyFaults|TestPostgresBlackhole'", true},
+		{"one alternative gone", "go test ./gotests -run 'TestDependencyFaults|TestSQLiteDiskFull'", false},
+		{"a benchmark's first level", "go test -run '^$' -bench 'BenchmarkCallSequence/(pool|writers=2)/(1|8|64)$' ./gotests", true},
+		{"a benchmark gone", "go test -run '^$' -bench '^BenchmarkRecordedCalls$' ./gotests", false},
+		{"the package's own flag", "go test ./gotests -run TestPostgresBlackhole -screenshots", true},
+		{"a flag nobody declares", "go test ./gotests -run TestPostgresBlackhole -screenshot", false},
+		{"a test behind a tag not given", "go test ./gotests -run TestOnlyWithTheSlowTag", false},
+		{"a test behind a tag given", "go test -tags slow ./gotests -run TestOnlyWithTheSlowTag", true},
+		{"no such package", "go test ./nogotests -run TestPostgresBlackhole", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checker := &commandChecker{root: "testdata", built: map[string]string{}}
+			words := shellCommands(c.command)[0].Words
+			how, err := checker.checkGo(words[1:])
+			if (err == nil) != c.ok {
+				t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)
+			}
+		})
+	}
 }
