@@ -87,7 +87,10 @@ func (c *commandChecker) checkGo(args []string) (string, error) {
 		case "cmd/toolgate":
 			return checkToolgate(binary, "toolgate", rest[1:])
 		case "cmd/toolgate-bench":
-			bin, err := benchBinary()
+			if c.bench == nil {
+				return "", fmt.Errorf("no toolgate-bench binary to check %q with", strings.Join(rest, " "))
+			}
+			bin, err := c.bench()
 			if err != nil {
 				return "", err
 			}
