@@ -474,7 +474,7 @@ func TestCommandBlocksAreShellBlocks(t *testing.T) {
 			}
 			for i, line := range strings.Split(b.Text, "\n") {
 				if commandWords.MatchString(strings.TrimSpace(line)) {
-					t.Errorf("%s:%d: %q is a command in a block without a language: open the block with ```sh (or show it after \"$ \" beside its output)", page, b.Line+1+i, line)
+					t.Errorf("%s:%d: %q is a command in a block without a language: open the block with ```sh (or show it after \"$ \" beside its output)", pageName(page), b.Line+1+i, line)
 					break
 				}
 			}
