@@ -162,7 +162,7 @@ func newWorkdir(t *testing.T, base map[string]any) *workdir {
 	for _, m := range placeholder.FindAllStringSubmatch(string(raw), -1) {
 		w.env = append(w.env, m[1]+"=an-example-secret-0123456789")
 	}
-	if out, err := w.run("call", "--owner", "support-bot", "--run-id", "support-bot/p1", "--principal", `{"id":"cust_42","permissions":["refunds:write"]}`,
+	if out, err := w.run("call", "--owner", "support-bot", "--run-id", "p1", "--principal", `{"id":"cust_42","permissions":["refunds:write"]}`,
 		"--tool", "get_order", "--args", `{"order_id":"ORD-4471"}`); err != nil {
 		t.Fatalf("recording run p1: %v\n%s", err, out)
 	}
