@@ -121,42 +121,7 @@ func (c *Config) catalogue(i int, k Key, names []string) (*Catalogue, []*Problem
 			cat.callable[n] = struct{}{}
 		}
 	} else {
-		cat.Callable, cat.callable = []string{}, map[string]struct{}{}
-		if len(k.Tools) == 0 {
-			ps = append(ps, &Problem{File: c.Path, Key: fmt.Sprintf("auth.keys[%d].tools", i),
-				Why: fmt.Sprintf("is empty, so key %s would see no tool at all: list the tools it may use, or leave tools: out for every tool", k.Name)})
-		}
-		for j, pattern := range k.Tools {
-			key := fmt.Sprintf("auth.keys[%d].tools[%d]", i, j)
-			if why := badPattern(pattern); why != "" {
-				ps = append(ps, &Problem{File: c.Path, Key: key, Why: fmt.Sprintf("%q (key %s) %s", pattern, k.Name, why)})
-				continue
-			}
-			matched := false
-			if !isGlob(pattern) {
-				if _, matched = c.Tools[pattern]; matched {
-					cat.callable[pattern] = struct{}{}
-				}
-			} else {
-				for _, n := range names {
-					if MatchTool(pattern, n) {
-						matched = true
-						cat.callable[n] = struct{}{}
-					}
-				}
-			}
-			if !matched && !c.ImportsPending() {
-				// While imports are pending (check --offline), the entry
-				// may name an imported tool: it cannot be judged.
-				ps = append(ps, &Problem{File: c.Path, Key: key,
-					Why: fmt.Sprintf("%q (key %s) matches no tool; the tools are: %s", pattern, k.Name, shortList(names))})
-			}
-		}
-		for _, n := range names {
-			if _, ok := cat.callable[n]; ok {
-				cat.Callable = append(cat.Callable, n)
-			}
-		}
+		ps = c.restrictCallable(cat, i, k, names)
 	}
 	if k.Principal == nil {
 		cat.Listed, cat.listed = cat.Callable, cat.callable
@@ -170,6 +135,51 @@ func (c *Config) catalogue(i int, k Key, names []string) (*Catalogue, []*Problem
 		}
 	}
 	return cat, ps
+}
+
+// restrictCallable makes the tools the key k (auth.keys[i]) may call
+// those its tools: list names or matches, in the order of names. A
+// pattern that is malformed or matches no tool is a problem, and so is an
+// empty list.
+func (c *Config) restrictCallable(cat *Catalogue, i int, k Key, names []string) []*Problem {
+	var ps []*Problem
+	cat.Callable, cat.callable = []string{}, map[string]struct{}{}
+	if len(k.Tools) == 0 {
+		ps = append(ps, &Problem{File: c.Path, Key: fmt.Sprintf("auth.keys[%d].tools", i),
+			Why: fmt.Sprintf("is empty, so key %s would see no tool at all: list the tools it may use, or leave tools: out for every tool", k.Name)})
+	}
+	for j, pattern := range k.Tools {
+		key := fmt.Sprintf("auth.keys[%d].tools[%d]", i, j)
+		if why := badPattern(pattern); why != "" {
+			ps = append(ps, &Problem{File: c.Path, Key: key, Why: fmt.Sprintf("%q (key %s) %s", pattern, k.Name, why)})
+			continue
+		}
+		matched := false
+		if !isGlob(pattern) {
+			if _, matched = c.Tools[pattern]; matched {
+				cat.callable[pattern] = struct{}{}
+			}
+		} else {
+			for _, n := range names {
+				if MatchTool(pattern, n) {
+					matched = true
+					cat.callable[n] = struct{}{}
+				}
+			}
+		}
+		if !matched && !c.ImportsPending() {
+			// While imports are pending (check --offline), the entry may
+			// name an imported tool: it cannot be judged.
+			ps = append(ps, &Problem{File: c.Path, Key: key,
+				Why: fmt.Sprintf("%q (key %s) matches no tool; the tools are: %s", pattern, k.Name, shortList(names))})
+		}
+	}
+	for _, n := range names {
+		if _, ok := cat.callable[n]; ok {
+			cat.Callable = append(cat.Callable, n)
+		}
+	}
+	return ps
 }
 
 // badPattern says what is wrong with a tools: entry, "" when nothing is.

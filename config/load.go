@@ -170,19 +170,7 @@ func (c *Config) Normalize() error {
 		bad("public_url", "%s", why)
 	}
 	c.normalizeStore(bad)
-	if c.ApprovalTTL == 0 {
-		c.ApprovalTTL = Duration(DefaultApprovalTTL)
-	}
-	if c.MaxStateBytes == 0 {
-		c.MaxStateBytes = DefaultMaxStateBytes
-	} else if c.MaxStateBytes < 1024 {
-		bad("max_state_bytes", "%d is too small (at least 1024)", c.MaxStateBytes)
-	}
-	if c.MaxBodyBytes == 0 {
-		c.MaxBodyBytes = DefaultMaxBodyBytes
-	} else if c.MaxBodyBytes < 1024 {
-		bad("max_body_bytes", "%d is too small (at least 1024)", c.MaxBodyBytes)
-	}
+	c.normalizeLimits(bad)
 	for _, e := range c.Telemetry.normalize() {
 		bad(e.Key, "%s", e.Why)
 	}
@@ -197,19 +185,7 @@ func (c *Config) Normalize() error {
 		c.Tools = map[string]*Tool{}
 	}
 	c.holdOverrides()
-	for _, name := range sortedKeys(c.Tools) {
-		t := c.Tools[name]
-		key := "tools." + name
-		if t == nil {
-			bad(key, "empty tool")
-			continue
-		}
-		t.Name = name
-		for _, e := range t.normalize(c) {
-			e.File, e.Key = c.Path, key+joinKey(e.Key)
-			errs = append(errs, e)
-		}
-	}
+	errs = append(errs, c.normalizeTools()...)
 	errs = append(errs, c.normalizeQuotas()...)
 	// A config with no tools is valid: a packaged default config serves
 	// nothing until the operator adds tools, and reloads them in.
@@ -219,6 +195,44 @@ func (c *Config) Normalize() error {
 		c.Version = hex.EncodeToString(sum[:8])
 	}
 	return errors.Join(errs...)
+}
+
+// normalizeLimits fills in the approval TTL and the state and body size
+// limits, which must be at least 1024 bytes.
+func (c *Config) normalizeLimits(bad func(key, format string, args ...any)) {
+	if c.ApprovalTTL == 0 {
+		c.ApprovalTTL = Duration(DefaultApprovalTTL)
+	}
+	if c.MaxStateBytes == 0 {
+		c.MaxStateBytes = DefaultMaxStateBytes
+	} else if c.MaxStateBytes < 1024 {
+		bad("max_state_bytes", "%d is too small (at least 1024)", c.MaxStateBytes)
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	} else if c.MaxBodyBytes < 1024 {
+		bad("max_body_bytes", "%d is too small (at least 1024)", c.MaxBodyBytes)
+	}
+}
+
+// normalizeTools names each tool after its key and normalizes it, in key
+// order, returning its problems under tools.NAME.
+func (c *Config) normalizeTools() []error {
+	var errs []error
+	for _, name := range sortedKeys(c.Tools) {
+		t := c.Tools[name]
+		key := "tools." + name
+		if t == nil {
+			errs = append(errs, &Problem{File: c.Path, Key: key, Why: "empty tool"})
+			continue
+		}
+		t.Name = name
+		for _, e := range t.normalize(c) {
+			e.File, e.Key = c.Path, key+joinKey(e.Key)
+			errs = append(errs, e)
+		}
+	}
+	return errs
 }
 
 // normalizeStore checks the store URL and makes a relative SQLite path

@@ -27,14 +27,8 @@ type builtRequest struct {
 // (a dot segment, a header value with control characters) is an
 // *ArgumentError.
 func buildRequest(a *Attempt) (builtRequest, error) {
-	if a.Tool == nil {
-		return builtRequest{}, errors.New("the attempt has no tool")
-	}
-	if a.Dependency == nil {
-		return builtRequest{}, errors.New("the tool has no dependency")
-	}
-	if a.Tool.Request == nil {
-		return builtRequest{}, errors.New("the tool has no request (method and path)")
+	if err := checkAttempt(a); err != nil {
+		return builtRequest{}, err
 	}
 	method := strings.ToUpper(a.Tool.Request.Method)
 	if method == "" {
@@ -49,20 +43,12 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	if err != nil {
 		return builtRequest{}, err
 	}
-	if e := checkOperationKeyHeader(a); e != nil {
-		return builtRequest{}, e
+	if err := checkHeaders(a); err != nil {
+		return builtRequest{}, err
 	}
-	for name, v := range a.Dependency.Headers {
-		if why := headerValueProblem(v); why != "" {
-			return builtRequest{}, fmt.Errorf("the dependency's header %s cannot be sent: %s", name, why)
-		}
-	}
-	base, err := url.Parse(a.Dependency.BaseURL)
+	base, err := parseBaseURL(a.Dependency.BaseURL)
 	if err != nil {
-		return builtRequest{}, fmt.Errorf("bad base URL: %w", err)
-	}
-	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return builtRequest{}, fmt.Errorf("base URL %q is not an http or https URL", a.Dependency.BaseURL)
+		return builtRequest{}, err
 	}
 	// The path template may carry a query of its own ("/orders?status=open").
 	ref, err := url.Parse(strings.TrimSuffix(base.EscapedPath(), "/") + path)
@@ -89,6 +75,34 @@ func buildRequest(a *Attempt) (builtRequest, error) {
 	u.RawQuery = strings.Join(slices.DeleteFunc(queries, func(q string) bool { return q == "" }), "&")
 	built.url = u.String()
 	return built, nil
+}
+
+// checkAttempt checks that the attempt has a tool, with a request, and a
+// dependency to send it to.
+func checkAttempt(a *Attempt) error {
+	switch {
+	case a.Tool == nil:
+		return errors.New("the attempt has no tool")
+	case a.Dependency == nil:
+		return errors.New("the tool has no dependency")
+	case a.Tool.Request == nil:
+		return errors.New("the tool has no request (method and path)")
+	}
+	return nil
+}
+
+// checkHeaders checks the headers the request will carry: the operation
+// key's (an *ArgumentError) and the dependency's own.
+func checkHeaders(a *Attempt) error {
+	if e := checkOperationKeyHeader(a); e != nil {
+		return e
+	}
+	for name, v := range a.Dependency.Headers {
+		if why := headerValueProblem(v); why != "" {
+			return fmt.Errorf("the dependency's header %s cannot be sent: %s", name, why)
+		}
+	}
+	return nil
 }
 
 // bodyReader returns a fresh reader of the body, or nil.

@@ -94,15 +94,11 @@ func Annotate(res *types.Result, f *Facts) {
 	res.Observation = b.String()
 }
 
+// advice is what the model should do next after res, how long to wait
+// first (in milliseconds) and the read tool to check with, by the result's
+// code and the facts of the call.
 func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
-	ms := func(d time.Duration) int64 {
-		if d <= 0 {
-			return 1000
-		}
-		return d.Milliseconds()
-	}
-	code := res.Code()
-	switch code {
+	switch res.Code() {
 	case types.CodeOK:
 		if f.Doubt != "" {
 			return types.NextEscalate, 0, ""
@@ -116,32 +112,20 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 	case types.CodeNotOwner, types.CodeIdempotencyConflict, types.CodeStepBudgetExhausted, types.CodeApprovalDenied:
 		return types.NextStop, 0, ""
 	case types.CodeConnectFailed, types.CodeConnectTimeout, types.CodeUpstreamError, types.CodeTimeout:
-		if res.Meta.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite {
-			return types.NextVerify, 0, f.VerifyWith
-		}
-		switch {
-		case f.TooLarge:
-			return types.NextFixArgs, 0, ""
-		case f.Permanent:
-			return types.NextEscalate, 0, ""
-		}
-		if f.RetryAfter > 0 {
-			return types.NextWait, ms(f.RetryAfter), ""
-		}
-		return types.NextRetry, 0, ""
+		return upstreamAdvice(res, f)
 	case types.CodeRateLimited, types.CodeCircuitOpen, types.CodeDuplicateInFlight, types.CodeApprovalRequired:
-		return types.NextWait, ms(f.RetryAfter), ""
+		return types.NextWait, waitMS(f.RetryAfter), ""
 	case types.CodeRunBusy:
-		return types.NextWait, ms(f.RetryAfter), ""
+		return types.NextWait, waitMS(f.RetryAfter), ""
 	case types.CodeStoreUnavailable:
-		return types.NextWait, ms(max(f.RetryAfter, time.Second)), ""
+		return types.NextWait, waitMS(max(f.RetryAfter, time.Second)), ""
 	case types.CodeQuotaExceeded:
 		if f.RetryAfter > 0 {
-			return types.NextWait, ms(f.RetryAfter), ""
+			return types.NextWait, waitMS(f.RetryAfter), ""
 		}
 		return types.NextEscalate, 0, ""
 	case types.CodeTimeoutUnknownOutcome, types.CodeUnknownOutcome:
-		return types.NextVerify, ms(f.RetryAfter), f.VerifyWith
+		return types.NextVerify, waitMS(f.RetryAfter), f.VerifyWith
 	case types.CodeRejected:
 		switch {
 		case f.Status == 401 || f.Status == 403:
@@ -156,6 +140,34 @@ func advice(res *types.Result, f *Facts) (types.Next, int64, string) {
 		return f.RuleNext, 0, ""
 	}
 	return types.NextUseOtherTool, 0, ""
+}
+
+// upstreamAdvice is advice after the service failed or did not answer
+// (see adviseUpstreamFailure for its text): verify a delivered write that
+// may have happened, ask for less, escalate a permanent failure, else wait
+// as the service asked or retry.
+func upstreamAdvice(res *types.Result, f *Facts) (types.Next, int64, string) {
+	if res.Meta.SideEffect == types.SideEffectUnknown && f.Effect == types.EffectWrite {
+		return types.NextVerify, 0, f.VerifyWith
+	}
+	switch {
+	case f.TooLarge:
+		return types.NextFixArgs, 0, ""
+	case f.Permanent:
+		return types.NextEscalate, 0, ""
+	}
+	if f.RetryAfter > 0 {
+		return types.NextWait, waitMS(f.RetryAfter), ""
+	}
+	return types.NextRetry, 0, ""
+}
+
+// waitMS is a wait in milliseconds; none given (0 or less) is a second.
+func waitMS(d time.Duration) int64 {
+	if d <= 0 {
+		return 1000
+	}
+	return d.Milliseconds()
 }
 
 // success writes the text of a call that succeeded: what happened (done

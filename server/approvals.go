@@ -109,40 +109,9 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	ms, e := members(body, s.maxDepth)
-	if e == nil {
-		e = strictFields(ms, "a decision", "decision", "by", "comment")
-	}
+	d, e := parseDecision(body, s.maxDepth)
 	if e != nil {
 		s.writeError(w, r, e)
-		return
-	}
-	var decision, by, comment string
-	for _, m := range ms {
-		v, e := stringField(m)
-		if e != nil {
-			s.writeError(w, r, e)
-			return
-		}
-		switch m.name {
-		case "decision":
-			decision = v
-		case "by":
-			by = v
-		case "comment":
-			comment = v
-		}
-	}
-	if decision != "approve" && decision != "deny" {
-		s.writeError(w, r, badRequest("decision must be \"approve\" or \"deny\", got %q", clip(decision)))
-		return
-	}
-	if by == "" {
-		s.writeError(w, r, badRequest("by is required: a decision names the person who made it"))
-		return
-	}
-	if strings.ContainsFunc(by, unicode.IsControl) {
-		s.writeError(w, r, badRequest("by must be plain text: it holds a control character"))
 		return
 	}
 	a, ok := s.findApproval(w, r)
@@ -154,7 +123,7 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 			message: "this key may not decide approvals; use a key marked approver: true (a person's key, never an agent's)"})
 		return
 	}
-	decided, err := s.gw.DecideAs(r.Context(), a.ID, decision == "approve", by, KeyName(r.Context()), comment)
+	decided, err := s.gw.DecideAs(r.Context(), a.ID, d.decision == "approve", d.by, KeyName(r.Context()), d.comment)
 	if errors.Is(err, store.ErrApprovalDecided) {
 		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeBadRequest,
 			message: fmt.Sprintf("approval %s is %s already or expired (expires %s); nothing changed", a.ID, decided.Status, decided.ExpiresAt.Format(time.RFC3339))})
@@ -165,4 +134,44 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.approvalDoc(decided))
+}
+
+// decisionBody is the body of POST /v1/approvals/{id}.
+type decisionBody struct{ decision, by, comment string }
+
+// parseDecision decodes and checks a decision's body: only its three
+// string fields, a decision of approve or deny, and by naming a person in
+// plain text.
+func parseDecision(body []byte, maxDepth int) (decisionBody, *apiError) {
+	var d decisionBody
+	ms, e := members(body, maxDepth)
+	if e == nil {
+		e = strictFields(ms, "a decision", "decision", "by", "comment")
+	}
+	if e != nil {
+		return d, e
+	}
+	for _, m := range ms {
+		v, e := stringField(m)
+		if e != nil {
+			return d, e
+		}
+		switch m.name {
+		case "decision":
+			d.decision = v
+		case "by":
+			d.by = v
+		case "comment":
+			d.comment = v
+		}
+	}
+	switch {
+	case d.decision != "approve" && d.decision != "deny":
+		return d, badRequest("decision must be \"approve\" or \"deny\", got %q", clip(d.decision))
+	case d.by == "":
+		return d, badRequest("by is required: a decision names the person who made it")
+	case strings.ContainsFunc(d.by, unicode.IsControl):
+		return d, badRequest("by must be plain text: it holds a control character")
+	}
+	return d, nil
 }

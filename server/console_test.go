@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/config"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 )
 
@@ -118,20 +119,29 @@ func TestSummary(t *testing.T) {
 	for _, call := range []string{`{"tool":"note","args":{"n":1}}`, `{"tool":"note","args":{"n":2}}`, `{"tool":"echo","args":{"n":3}}`, `{"tool":"nope","args":{}}`} {
 		b.post("/v1/runs/r1/calls", alphaKey, call)
 	}
+	// A fifth call of alpha's ended with an unknown outcome.
+	st, runID := b.gw.Store(), types.ScopedRunID("alpha", "r1")
+	if _, _, err := st.BeginOperation(t.Context(), &types.Operation{Key: "op-unknown", RunID: runID, Tool: "note", Status: types.OpStarted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(t.Context(), &store.Commit{Execution: &types.Execution{RunID: runID, Tool: "note", SideEffect: types.SideEffectUnknown,
+		FinishedAt: time.Now()}, Operation: &store.OperationUpdate{Key: "op-unknown", Status: types.OpUnknown}}); err != nil {
+		t.Fatal(err)
+	}
 	var sum Summary
 	b.get("/v1/summary?window=1h", opsKey).decode(t, &sum)
-	if sum.Calls != 4 || sum.EffectsCommitted != 2 || sum.UnknownOutcomes != 0 || sum.ApprovalsWaiting != 0 || sum.BreakersOpen != 0 || sum.Window != "1h" {
-		t.Errorf("summary: %+v; want 4 calls, 2 effects committed", sum)
+	if sum.Calls != 5 || sum.EffectsCommitted != 2 || sum.UnknownOutcomes != 1 || sum.ApprovalsWaiting != 0 || sum.BreakersOpen != 0 || sum.Window != "1h" {
+		t.Errorf("summary: %+v; want 5 calls, 2 effects committed, 1 unknown outcome", sum)
 	}
-	// Another key counts its own runs' calls only.
+	// Another key counts its own runs' calls and unknown outcomes only.
 	var own Summary
 	b.get("/v1/summary", betaKey).decode(t, &own)
-	if own.Calls != 0 || own.EffectsCommitted != 0 {
+	if own.Calls != 0 || own.EffectsCommitted != 0 || own.UnknownOutcomes != 0 {
 		t.Errorf("beta's summary: %+v; want none of alpha's calls", own)
 	}
 	b.get("/v1/summary", alphaKey).decode(t, &own)
-	if own.Calls != 4 || own.EffectsCommitted != 2 {
-		t.Errorf("alpha's summary: %+v; want its 4 calls, 2 effects", own)
+	if own.Calls != 5 || own.EffectsCommitted != 2 || own.UnknownOutcomes != 1 {
+		t.Errorf("alpha's summary: %+v; want its 5 calls, 2 effects, 1 unknown outcome", own)
 	}
 	for _, tc := range []struct {
 		path, key string

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/breaker"
 	"github.com/toolgate/toolgate/monitor/stats"
@@ -67,12 +69,32 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 		own = KeyName(r.Context())
 	}
 	out := &Summary{Window: stats.FormatWindow(d), ApprovalsWaiting: -1}
-	f := types.ExecutionFilter{Since: s.gw.Now().Add(-d), Limit: 1000, Owner: own}
+	if err := s.countCalls(r.Context(), out, s.gw.Now().Add(-d), own); err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	if err := s.countUnknownOutcomes(r.Context(), out, own); err != nil {
+		s.writeError(w, r, storeError(err))
+		return
+	}
+	s.countApprovalsWaiting(r, out)
+	for _, b := range s.gw.Breakers() {
+		if b.State == breaker.Open {
+			out.BreakersOpen++
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// countCalls counts the calls since since (of the runs of the key own,
+// when not "") and the effects they committed, reading at most
+// maxSummaryRows rows, newest first; out.Capped says when it stopped there.
+func (s *Server) countCalls(ctx context.Context, out *Summary, since time.Time, own string) error {
+	f := types.ExecutionFilter{Since: since, Limit: 1000, Owner: own}
 	for int(out.Calls) < maxSummaryRows {
-		rows, err := s.gw.Store().ListExecutions(r.Context(), f)
+		rows, err := s.gw.Store().ListExecutions(ctx, f)
 		if err != nil {
-			s.writeError(w, r, storeError(err))
-			return
+			return err
 		}
 		for i := range rows {
 			out.Calls++
@@ -86,28 +108,37 @@ func (s *Server) summary(w http.ResponseWriter, r *http.Request) {
 		f.BeforeID = rows[len(rows)-1].ID
 	}
 	out.Capped = int(out.Calls) >= maxSummaryRows
-	ops, err := s.gw.Store().ListOperations(r.Context(), types.OpUnknown, maxSummaryListed)
+	return nil
+}
+
+// countUnknownOutcomes counts the operations whose outcome is unknown (of
+// the runs of the key own, when not "), among the first
+// maxSummaryListed.
+func (s *Server) countUnknownOutcomes(ctx context.Context, out *Summary, own string) error {
+	ops, err := s.gw.Store().ListOperations(ctx, types.OpUnknown, maxSummaryListed)
 	if err != nil {
-		s.writeError(w, r, storeError(err))
-		return
+		return err
 	}
 	for i := range ops {
 		if own == "" || strings.HasPrefix(ops[i].RunID, own+"/") {
 			out.UnknownOutcomes++
 		}
 	}
-	if list, err := s.gw.Approvals(r.Context(), store.ApprovalPending, maxSummaryListed); err == nil {
-		out.ApprovalsWaiting = 0
-		for i := range list {
-			if s.gw.Now().Before(list[i].ExpiresAt) && s.sees(r, &list[i]) {
-				out.ApprovalsWaiting++
-			}
+	return nil
+}
+
+// countApprovalsWaiting counts the pending approvals, not yet expired,
+// that the request's key sees; ApprovalsWaiting stays -1 when the store
+// cannot list them.
+func (s *Server) countApprovalsWaiting(r *http.Request, out *Summary) {
+	list, err := s.gw.Approvals(r.Context(), store.ApprovalPending, maxSummaryListed)
+	if err != nil {
+		return
+	}
+	out.ApprovalsWaiting = 0
+	for i := range list {
+		if s.gw.Now().Before(list[i].ExpiresAt) && s.sees(r, &list[i]) {
+			out.ApprovalsWaiting++
 		}
 	}
-	for _, b := range s.gw.Breakers() {
-		if b.State == breaker.Open {
-			out.BreakersOpen++
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
 }

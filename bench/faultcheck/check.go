@@ -216,29 +216,7 @@ func (r *Report) checkRows(ctx context.Context, in Input) error {
 // checkState checks that each run's state sums the refunds of its
 // completed operations, and that replaying its log rebuilds it.
 func (r *Report) checkState(ctx context.Context, in Input, ledger map[string]types.Operation) error {
-	want := map[string]map[string]int64{}
-	amounts := map[string]int64{}
-	for _, c := range in.Calls {
-		if c.Tool != ToolRead {
-			amounts[c.Order] = c.Amount
-		}
-	}
-	for order, op := range ledger {
-		if op.Status != types.OpCompleted {
-			continue
-		}
-		key := "refunded_paise"
-		switch op.Tool {
-		case ToolKeyed:
-			key = "keyed_paise"
-		case ToolMCP:
-			key = "mcp_paise"
-		}
-		if want[op.RunID] == nil {
-			want[op.RunID] = map[string]int64{}
-		}
-		want[op.RunID][key] += amounts[order]
-	}
+	want := wantedState(in.Calls, ledger)
 	for _, run := range in.Runs {
 		got, err := in.Store.GetRun(ctx, run)
 		if err != nil {
@@ -277,6 +255,35 @@ func (r *Report) checkState(ctx context.Context, in Input, ledger map[string]typ
 		}
 	}
 	return nil
+}
+
+// wantedState is, by run and by state key, the sum of the refunds of the
+// run's completed operations (calls gives each order's amount).
+func wantedState(calls []*Call, ledger map[string]types.Operation) map[string]map[string]int64 {
+	want := map[string]map[string]int64{}
+	amounts := map[string]int64{}
+	for _, c := range calls {
+		if c.Tool != ToolRead {
+			amounts[c.Order] = c.Amount
+		}
+	}
+	for order, op := range ledger {
+		if op.Status != types.OpCompleted {
+			continue
+		}
+		key := "refunded_paise"
+		switch op.Tool {
+		case ToolKeyed:
+			key = "keyed_paise"
+		case ToolMCP:
+			key = "mcp_paise"
+		}
+		if want[op.RunID] == nil {
+			want[op.RunID] = map[string]int64{}
+		}
+		want[op.RunID][key] += amounts[order]
+	}
+	return want
 }
 
 // callsOf describes the calls of one order, for a violation's message.

@@ -38,50 +38,17 @@ type segment struct {
 // drive sends requests from workers goroutines, each waiting for its
 // answer before the next (closed loop), for d.
 func drive(ctx context.Context, cl *http.Client, t *target, workers int, d time.Duration, seq *atomic.Int64) segment {
-	type result struct {
-		lat      []time.Duration
-		errors   int
-		firstErr string
-	}
-	results := make([]result, workers)
+	results := make([]workerResult, workers)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	var deadline time.Time
 	for w := range workers {
 		wg.Go(func() {
 			r := &results[w]
-			r.lat = make([]time.Duration, 0, 4096)
-			buf := bytes.NewBuffer(make([]byte, 0, 4096))
+			// Allocated before the start, not while measured.
+			r.lat, r.buf = make([]time.Duration, 0, 4096), bytes.NewBuffer(make([]byte, 0, 4096))
 			<-start
-			for time.Now().Before(deadline) {
-				req, err := t.request(ctx, w, seq.Add(1))
-				if err != nil {
-					r.errors++
-					r.firstErr = err.Error()
-					continue
-				}
-				began := time.Now()
-				resp, err := cl.Do(req)
-				if err != nil {
-					r.errors++
-					if r.firstErr == "" {
-						r.firstErr = err.Error()
-					}
-					continue
-				}
-				buf.Reset()
-				_, err = io.Copy(buf, resp.Body)
-				resp.Body.Close()
-				lat := time.Since(began)
-				if err != nil || !t.good(resp.StatusCode, buf.Bytes()) {
-					r.errors++
-					if r.firstErr == "" {
-						r.firstErr = fmt.Sprintf("HTTP %d: %s %v", resp.StatusCode, clip(buf.String()), err)
-					}
-					continue
-				}
-				r.lat = append(r.lat, lat)
-			}
+			r.work(ctx, cl, t, w, deadline, seq)
 		})
 	}
 	began := time.Now()
@@ -98,6 +65,50 @@ func drive(ctx context.Context, cl *http.Client, t *target, workers int, d time.
 	}
 	seg.requests = len(seg.latencies) + seg.errors
 	return seg
+}
+
+// workerResult is what one worker of drive measured: the latencies of its
+// good answers, its errors and the first of them.
+type workerResult struct {
+	lat      []time.Duration
+	errors   int
+	firstErr string
+	buf      *bytes.Buffer // the answer being read
+}
+
+// work is worker w's closed loop until deadline: a request of t, its
+// answer read in full and judged by t.good, then the next.
+func (r *workerResult) work(ctx context.Context, cl *http.Client, t *target, w int, deadline time.Time, seq *atomic.Int64) {
+	buf := r.buf
+	for time.Now().Before(deadline) {
+		req, err := t.request(ctx, w, seq.Add(1))
+		if err != nil {
+			r.errors++
+			r.firstErr = err.Error()
+			continue
+		}
+		began := time.Now()
+		resp, err := cl.Do(req)
+		if err != nil {
+			r.errors++
+			if r.firstErr == "" {
+				r.firstErr = err.Error()
+			}
+			continue
+		}
+		buf.Reset()
+		_, err = io.Copy(buf, resp.Body)
+		resp.Body.Close()
+		lat := time.Since(began)
+		if err != nil || !t.good(resp.StatusCode, buf.Bytes()) {
+			r.errors++
+			if r.firstErr == "" {
+				r.firstErr = fmt.Sprintf("HTTP %d: %s %v", resp.StatusCode, clip(buf.String()), err)
+			}
+			continue
+		}
+		r.lat = append(r.lat, lat)
+	}
 }
 
 // Percentile returns the p-th percentile (0..100) of sorted latencies, by

@@ -242,6 +242,9 @@ func (p *Provider) listRefunds(w http.ResponseWriter, order string) {
 	writeJSON(w, http.StatusOK, b)
 }
 
+// refund is POST /keyed/refunds (honourKeys: a repeated Idempotency-Key
+// gets the first request's answer) and POST /plain/refunds. Each request
+// draws its fate: 503, a reset before or after the refund, slow, or ok.
 func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys bool) {
 	req, err := readRefundRequest(r)
 	if err != nil || req.OrderID == "" || req.AmountPaise <= 0 {
@@ -257,11 +260,7 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys boo
 
 	p.mu.Lock()
 	p.posts++
-	o := p.orders[req.OrderID]
-	if o == nil {
-		o = &OrderLog{Fates: map[Fate]int{}}
-		p.orders[req.OrderID] = o
-	}
+	o := p.orderLocked(req.OrderID)
 	o.Requests++
 	f := p.faults
 	u := p.rng.Float64()
@@ -281,13 +280,7 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys boo
 	slow := !resetAfter && u < f.Unavailable+f.Reset+f.Slow
 	if k := p.keys[key]; key != "" && k != nil {
 		p.mu.Unlock()
-		select {
-		case <-k.done:
-			p.count(req.OrderID, FateKeyReplay)
-			writeJSON(w, http.StatusOK, k.answer)
-		case <-r.Context().Done():
-			p.count(req.OrderID, FateKeyGaveUp)
-		}
+		p.replay(w, r, k, req.OrderID)
 		return
 	}
 	k := &keyed{done: make(chan struct{})}
@@ -307,6 +300,29 @@ func (p *Provider) refund(w http.ResponseWriter, r *http.Request, honourKeys boo
 		return
 	}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// orderLocked is the log of the order id, made on its first request. The
+// caller holds p.mu.
+func (p *Provider) orderLocked(id string) *OrderLog {
+	o := p.orders[id]
+	if o == nil {
+		o = &OrderLog{Fates: map[Fate]int{}}
+		p.orders[id] = o
+	}
+	return o
+}
+
+// replay answers a repeated key with the first request's answer, once
+// that request has made it, unless the client gives up first.
+func (p *Provider) replay(w http.ResponseWriter, r *http.Request, k *keyed, orderID string) {
+	select {
+	case <-k.done:
+		p.count(orderID, FateKeyReplay)
+		writeJSON(w, http.StatusOK, k.answer)
+	case <-r.Context().Done():
+		p.count(orderID, FateKeyGaveUp)
+	}
 }
 
 // refundRequest is the body of a refund POST.

@@ -193,34 +193,12 @@ func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, d
 			f.DuplicateOperations++
 			f.detail("duplicate: %s (%s) has %d refunds; fates %v", op.order, op.tool, o.Effects, o.Fates)
 		}
-		switch {
-		case inLedger && led.Status == types.OpStarted:
-			f.LeftStarted++
-			f.detail("left started: %s (%s), %d effect(s)", op.order, op.tool, o.Effects)
-		case inLedger && led.Status == types.OpCompleted && o.Effects == 0:
-			f.CompletedWithoutEffect++
-			f.detail("completed without effect: %s (%s); fates %v", op.order, op.tool, o.Fates)
-		case inLedger && led.Status == types.OpUnknown && o.Effects > 0:
-			f.UnsettledWithEffect++
-			f.detail("unknown with effect: %s (%s); fates %v", op.order, op.tool, o.Fates)
-		case inLedger && led.Status == types.OpUnknown:
-			f.UnknownNoEffect++
-			if f.UnknownNoEffectFates == nil {
-				f.UnknownNoEffectFates = map[Fate]int{}
-			}
-			for fate, n := range o.Fates {
-				f.UnknownNoEffectFates[fate] += n
-				if fate != FateResetBefore && fate != FateUnavailable {
-					// Only a decline or a reset before processing leaves no
-					// effect; anything else contradicts "never made".
-					f.UnsettledWithEffect++
-					f.detail("unknown, no effect, but a request met %s: %s (%s); fates %v", fate, op.order, op.tool, o.Fates)
-				}
-			}
-		case !inLedger && o.Effects > 0:
+		if inLedger {
+			f.settleLedger(op, o, led)
+		} else if o.Effects > 0 {
 			f.EffectWithoutRecord++
 			f.detail("effect without a ledger record: %s (%s); fates %v", op.order, op.tool, o.Fates)
-		case !inLedger:
+		} else {
 			f.NeverDone++
 			f.detail("never done: %s (%s); fates %v", op.order, op.tool, o.Fates)
 		}
@@ -232,6 +210,38 @@ func (f *ToolgateFigures) settle(ops []*operation, orders map[string]OrderLog, d
 
 	f.settleRows(db, sent)
 	f.settleState(runs, perRun)
+}
+
+// settleLedger checks one operation's ledger record, led, against the
+// provider's log of its order, o: a record left started, completed
+// without an effect, or unknown although the refund was made (or although
+// a request met a fate other than a decline or a reset before processing).
+func (f *ToolgateFigures) settleLedger(op *operation, o OrderLog, led types.Operation) {
+	switch {
+	case led.Status == types.OpStarted:
+		f.LeftStarted++
+		f.detail("left started: %s (%s), %d effect(s)", op.order, op.tool, o.Effects)
+	case led.Status == types.OpCompleted && o.Effects == 0:
+		f.CompletedWithoutEffect++
+		f.detail("completed without effect: %s (%s); fates %v", op.order, op.tool, o.Fates)
+	case led.Status == types.OpUnknown && o.Effects > 0:
+		f.UnsettledWithEffect++
+		f.detail("unknown with effect: %s (%s); fates %v", op.order, op.tool, o.Fates)
+	case led.Status == types.OpUnknown:
+		f.UnknownNoEffect++
+		if f.UnknownNoEffectFates == nil {
+			f.UnknownNoEffectFates = map[Fate]int{}
+		}
+		for fate, n := range o.Fates {
+			f.UnknownNoEffectFates[fate] += n
+			if fate != FateResetBefore && fate != FateUnavailable {
+				// Only a decline or a reset before processing leaves no
+				// effect; anything else contradicts "never made".
+				f.UnsettledWithEffect++
+				f.detail("unknown, no effect, but a request met %s: %s (%s); fates %v", fate, op.order, op.tool, o.Fates)
+			}
+		}
+	}
 }
 
 // refundsWanted is what a run's state should sum: the refunds the provider

@@ -67,28 +67,11 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	store := ""
-	var extra []faultcheck.Maker
-	if f.store != "sqlite" {
-		proxied, pgFaults, closeProxy, err := postgresFaults(f.store)
-		if err != nil {
-			return err
-		}
-		defer closeProxy()
-		store, extra = proxied, pgFaults
+	store, extra, closeStore, err := faultStore(f, dir)
+	if err != nil {
+		return err
 	}
-	if f.diskFull {
-		if store != "" {
-			return fmt.Errorf("%w: --disk-full needs --store sqlite", errUsage)
-		}
-		small, unmount, err := mountSmall(dir)
-		if err != nil {
-			return err
-		}
-		defer unmount()
-		store = "sqlite:" + filepath.Join(small, "toolgate.db")
-		extra = append(extra, faultcheck.DiskFull(small))
-	}
+	defer closeStore()
 	res, err := faultcheck.Run(ctx, faultcheck.Options{Binary: bin, Dir: dir, Store: store, Callers: f.callers,
 		Duration: f.duration, Progress: w,
 		Schedule: func(p *faultproxy.Proxy) func(int) *faultcheck.Fault {
@@ -107,6 +90,32 @@ func faultsRun(ctx context.Context, f faultsFlags, w io.Writer) error {
 		return fmt.Errorf("seed %d: %d promise(s) broken (first: %s)", f.seed, len(res.Violations), res.Violations[0])
 	}
 	return nil
+}
+
+// faultStore is the store URL the run's server uses ("" for its default
+// SQLite file in dir) and the faults it adds to the schedule: PostgreSQL
+// behind a fault proxy (--store), or SQLite on a small file system that
+// fills up (--disk-full). closeStore undoes what it set up.
+func faultStore(f faultsFlags, dir string) (store string, extra []faultcheck.Maker, closeStore func(), err error) {
+	if f.store != "sqlite" {
+		proxied, pgFaults, closeProxy, err := postgresFaults(f.store)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		if f.diskFull {
+			closeProxy()
+			return "", nil, nil, fmt.Errorf("%w: --disk-full needs --store sqlite", errUsage)
+		}
+		return proxied, pgFaults, closeProxy, nil
+	}
+	if !f.diskFull {
+		return "", nil, func() {}, nil
+	}
+	small, unmount, err := mountSmall(dir)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return "sqlite:" + filepath.Join(small, "toolgate.db"), []faultcheck.Maker{faultcheck.DiskFull(small)}, unmount, nil
 }
 
 // recordFaults writes the run's figures to faultsFile, with the machine as

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -62,5 +63,39 @@ func TestWriteFaults(t *testing.T) {
 	writeFaults(&b, f)
 	if strings.Contains(b.String(), "Every check passed.") || !strings.Contains(b.String(), "**1 promise(s) broken**") {
 		t.Errorf("a broken run reads as passed:\n%s", b.String())
+	}
+}
+
+// faultStore refuses --disk-full with PostgreSQL (closing the proxy it
+// opened first) and a store that is neither sqlite nor a postgres URL; plain
+// sqlite is the server's own file, with no fault of its own.
+func TestFaultStore(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		f       faultsFlags
+		usage   bool
+		wantExt int
+	}{
+		{"sqlite", faultsFlags{store: "sqlite"}, false, 0},
+		{"disk full on postgres", faultsFlags{store: "postgres://127.0.0.1:1/toolgate", diskFull: true}, true, 0},
+		{"postgres", faultsFlags{store: "postgres://127.0.0.1:1/toolgate"}, false, 3},
+		{"not a store", faultsFlags{store: "mysql://127.0.0.1/toolgate"}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, extra, closeStore, err := faultStore(tc.f, t.TempDir())
+			if tc.usage {
+				if !errors.Is(err, errUsage) || closeStore != nil {
+					t.Fatalf("err %v (close %v), want a usage error", err, closeStore != nil)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeStore()
+			if len(extra) != tc.wantExt || (tc.f.store == "sqlite") != (store == "") {
+				t.Errorf("store %q, %d faults; want %d", store, len(extra), tc.wantExt)
+			}
+		})
 	}
 }

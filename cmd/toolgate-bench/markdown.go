@@ -190,9 +190,30 @@ func upperFirst(s string) string {
 
 func writeSoak(b *strings.Builder, command string, r *soak.Report) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	t, tb := r.Toolgate, r.Textbook
 	p("## Fault-injection soak\n\n")
 	p("```sh\n%s\n```\n\n", command)
+	writeSoakSetup(b, r)
+	writeSoakTable(b, r)
+	p("\"Unknown, the provider never made it\" counts operations the ledger leaves `unknown` whose refund the provider's own\n")
+	p("log shows it never made: every request of theirs that reached the provider was reset before processing or declined\n")
+	p("with 503 (or none reached it: toolgate gave up on a request the provider had not read yet), and no request was in\n")
+	p("progress when counted. toolgate cannot tell such a loss from a reset after the refund, so it never sends them again\n")
+	p("without proof (their verify read, repeated in the final pass, finds nothing). Any other fate among their requests\n")
+	p("would count as an unsettled unknown.\n\n")
+	if r.OK() {
+		p("Every check passed.\n")
+		return
+	}
+	p("**The soak failed:**\n\n")
+	for _, f := range r.Failures {
+		p("- %s\n", strings.ReplaceAll(f, "\n", " "))
+	}
+}
+
+// writeSoakSetup writes what the soak did: the calls, the tools, the
+// provider's faults, the final pass and the textbook loop beside it.
+func writeSoakSetup(b *strings.Builder, r *soak.Report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("%s write calls of %s operations (each about %d times, in a shuffled order) from %d concurrent callers over %d runs,\n",
 		group(float64(r.Calls), 0), group(float64(r.Operations), 0), r.Calls/max(1, r.Operations), r.Callers, r.Runs)
 	p("through `toolgate serve` on a SQLite file, to a fake payment provider on 127.0.0.1. Four write tools: two send\n")
@@ -206,6 +227,13 @@ func writeSoak(b *strings.Builder, command string, r *soak.Report) {
 	p("repeats every operation no call has confirmed: the ledger verifies first, or re-sends under the honoured key.\n")
 	p("Then the server is stopped (SIGTERM) and its SQLite file read. The same calls go through a textbook retry loop\n")
 	p("(no key; retry on timeout, 503 and reset; up to 4 attempts) against a fresh provider with the same faults.\n\n")
+}
+
+// writeSoakTable writes the table of the soak's figures, toolgate's beside
+// the textbook retry loop's ("not run" without it).
+func writeSoakTable(b *strings.Builder, r *soak.Report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	t, tb := r.Toolgate, r.Textbook
 	p("| | toolgate | textbook retry loop |\n|---|---:|---:|\n")
 	tbv := func(f func(*soak.TextbookFigures) string) string {
 		if tb == nil {
@@ -238,20 +266,6 @@ func writeSoak(b *strings.Builder, command string, r *soak.Report) {
 	p("| answers of the final pass (%d rounds) | %s | |\n", t.FinalRounds, fmtMap(t.FinalCodes))
 	p("| provider: requests by fate | %s | %s |\n", fmtMap(t.Provider.ByFate), tbv(func(x *soak.TextbookFigures) string { return fmtMap(x.Provider.ByFate) }))
 	p("| seconds | %.1f | %s |\n\n", t.Seconds, tbv(func(x *soak.TextbookFigures) string { return fmt.Sprintf("%.1f", x.Seconds) }))
-	p("\"Unknown, the provider never made it\" counts operations the ledger leaves `unknown` whose refund the provider's own\n")
-	p("log shows it never made: every request of theirs that reached the provider was reset before processing or declined\n")
-	p("with 503 (or none reached it: toolgate gave up on a request the provider had not read yet), and no request was in\n")
-	p("progress when counted. toolgate cannot tell such a loss from a reset after the refund, so it never sends them again\n")
-	p("without proof (their verify read, repeated in the final pass, finds nothing). Any other fate among their requests\n")
-	p("would count as an unsettled unknown.\n\n")
-	if r.OK() {
-		p("Every check passed.\n")
-		return
-	}
-	p("**The soak failed:**\n\n")
-	for _, f := range r.Failures {
-		p("- %s\n", strings.ReplaceAll(f, "\n", " "))
-	}
 }
 
 // fmtMap formats counts in key order.

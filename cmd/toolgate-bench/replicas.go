@@ -88,37 +88,14 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 	if err := os.WriteFile(cfg, load.Config(storeURL, depURL), 0o600); err != nil {
 		return err
 	}
-	// One at a time: the first migrates the schema.
-	procs := make([]*serveproc.Process, 0, replicas)
-	defer func() {
-		for _, p := range procs {
-			_ = p.Stop(time.Minute)
-		}
-	}()
-	for range replicas {
-		p, err := serveproc.Start(ctx, serveproc.Options{Binary: bin, Config: cfg, Args: []string{"--log-level", "warn"}})
-		if err != nil {
-			return err
-		}
-		procs = append(procs, p)
+	procs, err := startReplicas(ctx, bin, cfg, replicas)
+	if err != nil {
+		return err
 	}
-	var stats []replicaStat
-	busy := map[int][]float64{}
-	for round := range rounds {
-		for _, phase := range []int{1, 2} {
-			fmt.Fprintf(os.Stderr, "replicas: round %d, phase %d\n", round+1, phase)
-			on := procs[:1]
-			if phase == 2 {
-				on = procs
-			}
-			before := readCPU()
-			s, err := r.phase(ctx, on, phase, round)
-			if err != nil {
-				return err
-			}
-			busy[phase] = append(busy[phase], before.busyUntil(readCPU()))
-			stats = append(stats, s...)
-		}
+	defer stopReplicas(procs)
+	stats, busy, err := r.rounds(ctx, procs, rounds)
+	if err != nil {
+		return err
 	}
 	problems, err := r.verify(ctx, conn)
 	if err != nil {
@@ -131,6 +108,55 @@ func (r *replicasRun) run(ctx context.Context, bin, pgURL string, replicas, roun
 		return errors.New("replicas: the ledger check failed")
 	}
 	return nil
+}
+
+// startReplicas starts n servers on the config file cfg, one at a time:
+// the first migrates the schema. When one fails to start, those started
+// are stopped.
+func startReplicas(ctx context.Context, bin, cfg string, n int) ([]*serveproc.Process, error) {
+	procs := make([]*serveproc.Process, 0, n)
+	for range n {
+		p, err := serveproc.Start(ctx, serveproc.Options{Binary: bin, Config: cfg, Args: []string{"--log-level", "warn"}})
+		if err != nil {
+			stopReplicas(procs)
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// stopReplicas stops the servers, each given a minute.
+func stopReplicas(procs []*serveproc.Process) {
+	for _, p := range procs {
+		_ = p.Stop(time.Minute)
+	}
+}
+
+// rounds runs each round's two phases (phase 1 on the first replica
+// alone, phase 2 on all of them) and returns what each replica's callers
+// measured in each phase and, by phase, how busy the machine's CPU was in
+// each round.
+func (r *replicasRun) rounds(ctx context.Context, procs []*serveproc.Process, rounds int) ([]replicaStat, map[int][]float64, error) {
+	var stats []replicaStat
+	busy := map[int][]float64{}
+	for round := range rounds {
+		for _, phase := range []int{1, 2} {
+			fmt.Fprintf(os.Stderr, "replicas: round %d, phase %d\n", round+1, phase)
+			on := procs[:1]
+			if phase == 2 {
+				on = procs
+			}
+			before := readCPU()
+			s, err := r.phase(ctx, on, phase, round)
+			if err != nil {
+				return nil, nil, err
+			}
+			busy[phase] = append(busy[phase], before.busyUntil(readCPU()))
+			stats = append(stats, s...)
+		}
+	}
+	return stats, busy, nil
 }
 
 // newSchema connects to pgURL, creates schema and returns the connection

@@ -8,10 +8,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/store"
 )
 
+// runApprovals is toolgate approvals: list the approvals of the config's
+// store, or approve or deny one, as a person.
 func runApprovals(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "approvals", "list|approve ID|deny ID [--by NAME] [--comment TEXT]",
 		"toolgate approvals list --config toolgate.yaml\ntoolgate approvals approve apr_1c2d --by alice --comment \"verified with the customer\"")
@@ -24,21 +27,9 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return fmt.Errorf("%w: want list, approve ID or deny ID", errUsage)
-	}
-	verb, id := pos[0], ""
-	switch {
-	case verb == "list" && len(pos) == 1:
-	case verb == "list":
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[1])
-	case verb == "approve" || verb == "deny":
-		if len(pos) != 2 {
-			return fmt.Errorf("%w: %s needs one approval id", errUsage, verb)
-		}
-		id = pos[1]
-	default:
-		return fmt.Errorf("%w: unknown verb %q (list, approve, deny)", errUsage, verb)
+	verb, id, err := approvalsVerb(pos)
+	if err != nil {
+		return err
 	}
 	// Deciding and listing read and write the store only: no secret of
 	// the config is needed, and no operation is recovered.
@@ -61,7 +52,36 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 	if *by == "" {
 		return fmt.Errorf("%w: --by is required: a decision names who made it", errUsage)
 	}
-	a, err := gw.Decide(ctx, id, verb == "approve", *by, *comment)
+	return decideApproval(ctx, e, gw, id, verb == "approve", *by, *comment, *asJSON)
+}
+
+// approvalsVerb is the verb of toolgate approvals (list, approve or deny)
+// and, but for list, the approval's id.
+func approvalsVerb(pos []string) (verb, id string, err error) {
+	if len(pos) == 0 {
+		return "", "", fmt.Errorf("%w: want list, approve ID or deny ID", errUsage)
+	}
+	verb = pos[0]
+	switch {
+	case verb == "list" && len(pos) == 1:
+	case verb == "list":
+		return "", "", fmt.Errorf("%w: unexpected argument %q", errUsage, pos[1])
+	case verb == "approve" || verb == "deny":
+		if len(pos) != 2 {
+			return "", "", fmt.Errorf("%w: %s needs one approval id", errUsage, verb)
+		}
+		id = pos[1]
+	default:
+		return "", "", fmt.Errorf("%w: unknown verb %q (list, approve, deny)", errUsage, verb)
+	}
+	return verb, id, nil
+}
+
+// decideApproval approves or denies the approval id as by and prints the
+// decided approval, as JSON or as a sentence saying what the model's
+// repeat of the call will now do.
+func decideApproval(ctx context.Context, e *env, gw *toolgate.Gateway, id string, approve bool, by, comment string, asJSON bool) error {
+	a, err := gw.Decide(ctx, id, approve, by, comment)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no approval %s", id)
 	}
@@ -71,12 +91,12 @@ func runApprovals(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(a)
 	}
 	fmt.Fprintf(e.stdout, "Approval %s is %s by %s: %s %s for %s. The model's repeat of that exact call will now %s.\n",
 		a.ID, a.Status, a.By, a.Tool, clip(string(a.Args), 80), a.PrincipalID,
-		map[bool]string{true: "run, once", false: "be told it was denied"}[verb == "approve"])
+		map[bool]string{true: "run, once", false: "be told it was denied"}[approve])
 	return nil
 }
 

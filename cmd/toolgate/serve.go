@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/toolgate/toolgate"
 	"github.com/toolgate/toolgate/config"
@@ -27,33 +28,22 @@ var exitNow = os.Exit
 // and the routes of each subsystem; then it listens until ctx ends. The
 // deferred closes run in reverse: MCP sessions, gateway, monitoring.
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--access-log FILE|-] [--shutdown-timeout D] [--lease-margin D]",
-		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
-	path := fs.String("config", "toolgate.yaml", "the config file")
-	listen := fs.String("listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8470; port 0 picks a free port)")
-	logFlags := addServeLogFlags(fs)
-	shutdown := fs.Duration("shutdown-timeout", server.DefaultShutdownTimeout,
-		"on SIGTERM, how long calls in flight may take to finish (a second SIGTERM exits at once)")
-	leaseMargin := fs.Duration("lease-margin", 0,
-		"added to a write's deadline to make its lease in the ledger; after it other replicas take the operation for unknown. Must exceed the clock skew between replicas (default 30s)")
-	if err := parse(fs, args); err != nil {
+	sf, err := parseServeFlags(e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	logger, closeAccessLog, err := logFlags.open(e)
+	logger, closeAccessLog, err := sf.log.open(e)
 	if err != nil {
 		return err
 	}
 	defer closeAccessLog()
 	tuneGC(e.getenv)
-	cfg, err := config.Load(*path)
+	cfg, err := config.Load(sf.path)
 	if err != nil {
 		return err
 	}
-	if *leaseMargin < 0 {
-		return fmt.Errorf("%w: --lease-margin %s: must not be negative", errUsage, *leaseMargin)
+	if sf.leaseMargin < 0 {
+		return fmt.Errorf("%w: --lease-margin %s: must not be negative", errUsage, sf.leaseMargin)
 	}
 
 	mon, err := openMonitoring(ctx, cfg, e.stdout, logger)
@@ -61,7 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer mon.close(context.WithoutCancel(ctx), logger)
-	gw, err := toolgate.Open(ctx, mon.gatewayOptions(toolgate.Options{Config: cfg, Logger: logger, LeaseMargin: *leaseMargin}))
+	gw, err := toolgate.Open(ctx, mon.gatewayOptions(toolgate.Options{Config: cfg, Logger: logger, LeaseMargin: sf.leaseMargin}))
 	if err != nil {
 		return err
 	}
@@ -69,7 +59,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	mon.attach(gw)
 	mcp := openMCPEndpoint(ctx, gw, logger)
 	defer mcp.close()
-	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: *shutdown,
+	srv, err := server.New(server.Options{Gateway: gw, Logger: logger, ShutdownTimeout: sf.shutdown,
 		Mounts: slices.Concat(mon.routes(cfg.MetricsListen == ""), dashboardRoutes(gw), mcp.routes())})
 	if err != nil {
 		return err
@@ -82,7 +72,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		defer stop()
 	}
 
-	addr := *listen
+	addr := sf.listen
 	if addr == "" {
 		addr = cfg.Listen
 	}
@@ -91,9 +81,38 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer exitOnSecondSignal(logger)()
-	defer watchReload(gw, *path, logger, mon.reloaded)()
+	defer watchReload(gw, sf.path, logger, mon.reloaded)()
 	fmt.Fprintf(e.stderr, "toolgate listening on http://%s\n", ln.Addr())
 	return srv.Serve(ctx, ln)
+}
+
+// serveFlags are the flags of toolgate serve.
+type serveFlags struct {
+	path, listen          string
+	log                   *serveLogFlags
+	shutdown, leaseMargin time.Duration
+}
+
+// parseServeFlags parses the flags of toolgate serve, which takes no
+// arguments.
+func parseServeFlags(e *env, args []string) (*serveFlags, error) {
+	fs := flags(e, "serve", "[--config FILE] [--listen ADDR] [--log-format text|json] [--log-level LEVEL] [--access-log FILE|-] [--shutdown-timeout D] [--lease-margin D]",
+		"toolgate serve --config toolgate.yaml\ntoolgate serve --config toolgate.yaml --listen 127.0.0.1:0 --log-format json")
+	sf := &serveFlags{}
+	fs.StringVar(&sf.path, "config", "toolgate.yaml", "the config file")
+	fs.StringVar(&sf.listen, "listen", "", "address to listen on (default: the config's listen, 127.0.0.1:8470; port 0 picks a free port)")
+	sf.log = addServeLogFlags(fs)
+	fs.DurationVar(&sf.shutdown, "shutdown-timeout", server.DefaultShutdownTimeout,
+		"on SIGTERM, how long calls in flight may take to finish (a second SIGTERM exits at once)")
+	fs.DurationVar(&sf.leaseMargin, "lease-margin", 0,
+		"added to a write's deadline to make its lease in the ledger; after it other replicas take the operation for unknown. Must exceed the clock skew between replicas (default 30s)")
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return sf, nil
 }
 
 // listenOn listens on addr once the server has accepted it: without keys

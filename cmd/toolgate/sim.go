@@ -61,31 +61,16 @@ func runSimPayments(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	delays, err := parseDelays(*slow)
+	p, err := newPayments(*slow, *orders, *honour)
 	if err != nil {
 		return err
 	}
-	list, err := parseOrders(*orders)
-	if err != nil {
-		return err
-	}
-	p := sim.NewPayments(list...)
-	p.HonourKeys = *honour
-	p.Delays = delays
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
-	var handler http.Handler = p
-	var mcpFace *sim.MCPHandler
-	if *withMCP {
-		mcpFace = p.NewMCPHandler()
-		mux := http.NewServeMux()
-		mux.Handle("/mcp", mcpFace)
-		mux.Handle("/", p)
-		handler = mux
-	}
+	handler, mcpFace := paymentsHandler(p, *withMCP)
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -111,6 +96,37 @@ func runSimPayments(ctx context.Context, e *env, args []string) error {
 	c := p.Counts()
 	fmt.Fprintf(e.stderr, "refund requests received: %d, refunds made: %d, paid: %d paise, reads: %d\n", c.Requests, c.Refunds, c.PaidPaise, c.Reads)
 	return err
+}
+
+// newPayments is the simulator the flags describe: its orders, the delays
+// of its refunds (see parseDelays) and whether it honours idempotency
+// keys.
+func newPayments(slow, orders string, honourKeys bool) (*sim.Payments, error) {
+	delays, err := parseDelays(slow)
+	if err != nil {
+		return nil, err
+	}
+	list, err := parseOrders(orders)
+	if err != nil {
+		return nil, err
+	}
+	p := sim.NewPayments(list...)
+	p.HonourKeys = honourKeys
+	p.Delays = delays
+	return p, nil
+}
+
+// paymentsHandler serves p's HTTP API and, withMCP, the same as an MCP
+// server at /mcp (mcpFace, nil without).
+func paymentsHandler(p *sim.Payments, withMCP bool) (handler http.Handler, mcpFace *sim.MCPHandler) {
+	if !withMCP {
+		return p, nil
+	}
+	mcpFace = p.NewMCPHandler()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpFace)
+	mux.Handle("/", p)
+	return mux, mcpFace
 }
 
 // parseDelays reads "9s,7s,2.7s".

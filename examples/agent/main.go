@@ -80,17 +80,9 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.Out = io.Discard
 	}
 	tg := &cfg.Toolgate
-	raw, err := tg.Tools(ctx, "anthropic")
+	tools, err := anthropicTools(ctx, tg)
 	if err != nil {
 		return err
-	}
-	var defs []anthropic.ToolParam
-	if err := json.Unmarshal(raw, &defs); err != nil {
-		return fmt.Errorf("toolgate's tool list: %w", err)
-	}
-	tools := make([]anthropic.ToolUnionParam, len(defs))
-	for i := range defs {
-		tools[i] = anthropic.ToolUnionParam{OfTool: &defs[i]}
 	}
 	runID, err := tg.StartRun(ctx, cfg.Principal, cfg.State)
 	if err != nil {
@@ -109,24 +101,9 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("model: %w", err)
 		}
 		messages = append(messages, msg.ToParam())
-		var results []anthropic.ContentBlockParamUnion
-		in, out := msg.Usage.InputTokens, msg.Usage.OutputTokens // charged to the turn's first call
-		for _, block := range msg.Content {
-			switch b := block.AsAny().(type) {
-			case anthropic.TextBlock:
-				fmt.Fprintf(cfg.Out, "model: %s\n", b.Text)
-			case anthropic.ToolUseBlock:
-				fmt.Fprintf(cfg.Out, "model calls %s %s\n", b.Name, b.Input)
-				res, err := tg.Call(ctx, runID, b.Name, b.Input, b.ID, in, out)
-				if err != nil {
-					return err
-				}
-				in, out = 0, 0
-				fmt.Fprintf(cfg.Out, "toolgate: %s\n", res.Observation)
-				// The observation is what the model reads, failures included:
-				// it says what happened and what to do next.
-				results = append(results, anthropic.NewToolResultBlock(b.ID, res.Observation, !res.OK))
-			}
+		results, err := callTools(ctx, cfg.Out, tg, runID, msg)
+		if err != nil {
+			return err
 		}
 		if len(results) == 0 {
 			return nil
@@ -134,4 +111,47 @@ func Run(ctx context.Context, cfg Config) error {
 		messages = append(messages, anthropic.NewUserMessage(results...))
 	}
 	return errors.New("the model was still asking for tools after the last turn")
+}
+
+// anthropicTools is toolgate's tool list in the shape of Anthropic's API.
+func anthropicTools(ctx context.Context, tg *Toolgate) ([]anthropic.ToolUnionParam, error) {
+	raw, err := tg.Tools(ctx, "anthropic")
+	if err != nil {
+		return nil, err
+	}
+	var defs []anthropic.ToolParam
+	if err := json.Unmarshal(raw, &defs); err != nil {
+		return nil, fmt.Errorf("toolgate's tool list: %w", err)
+	}
+	tools := make([]anthropic.ToolUnionParam, len(defs))
+	for i := range defs {
+		tools[i] = anthropic.ToolUnionParam{OfTool: &defs[i]}
+	}
+	return tools, nil
+}
+
+// callTools prints the model's reply msg to out and sends each tool_use
+// in it through toolgate, returning the tool_result of each: none when
+// the model asked for no tool.
+func callTools(ctx context.Context, out io.Writer, tg *Toolgate, runID string, msg *anthropic.Message) ([]anthropic.ContentBlockParamUnion, error) {
+	var results []anthropic.ContentBlockParamUnion
+	inTokens, outTokens := msg.Usage.InputTokens, msg.Usage.OutputTokens // charged to the turn's first call
+	for _, block := range msg.Content {
+		switch b := block.AsAny().(type) {
+		case anthropic.TextBlock:
+			fmt.Fprintf(out, "model: %s\n", b.Text)
+		case anthropic.ToolUseBlock:
+			fmt.Fprintf(out, "model calls %s %s\n", b.Name, b.Input)
+			res, err := tg.Call(ctx, runID, b.Name, b.Input, b.ID, inTokens, outTokens)
+			if err != nil {
+				return nil, err
+			}
+			inTokens, outTokens = 0, 0
+			fmt.Fprintf(out, "toolgate: %s\n", res.Observation)
+			// The observation is what the model reads, failures included:
+			// it says what happened and what to do next.
+			results = append(results, anthropic.NewToolResultBlock(b.ID, res.Observation, !res.OK))
+		}
+	}
+	return results, nil
 }

@@ -67,52 +67,72 @@ func (p *Pool) Catalogue(ctx context.Context, dep string) (*Catalogue, error) {
 	out.Completions = caps.Completions != nil
 	if caps.Resources != nil {
 		out.Subscribe = caps.Resources.Subscribe
-		cut := false
-		out.Resources, cut, err = listAll(func(cursor string) ([]*mcp.Resource, string, error) {
-			r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.Resources, r.NextCursor, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: resources/list: %w", dep, err)
-		}
-		if cut {
-			out.Truncated = append(out.Truncated, "resources")
-		}
-		out.Templates, cut, err = listAll(func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
-			r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.ResourceTemplates, r.NextCursor, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: resources/templates/list: %w", dep, err)
-		}
-		if cut {
-			out.Truncated = append(out.Truncated, "resource templates")
+		if err := out.listResources(ctx, cs); err != nil {
+			return nil, fmt.Errorf("%s: %w", dep, err)
 		}
 	}
 	if caps.Prompts != nil {
-		cut := false
-		out.Prompts, cut, err = listAll(func(cursor string) ([]*mcp.Prompt, string, error) {
-			r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-			if err != nil {
-				return nil, "", err
-			}
-			return r.Prompts, r.NextCursor, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: prompts/list: %w", dep, err)
-		}
-		if cut {
-			out.Truncated = append(out.Truncated, "prompts")
+		if err := out.listPrompts(ctx, cs); err != nil {
+			return nil, fmt.Errorf("%s: %w", dep, err)
 		}
 	}
 	s.healthy()
 	return out, nil
+}
+
+// listResources lists the session's resources and resource templates into
+// c, noting in c.Truncated each list listAll cut.
+func (c *Catalogue) listResources(ctx context.Context, cs *mcp.ClientSession) error {
+	var cut bool
+	var err error
+	c.Resources, cut, err = listAll(func(cursor string) ([]*mcp.Resource, string, error) {
+		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Resources, r.NextCursor, nil
+	})
+	if err != nil {
+		return fmt.Errorf("resources/list: %w", err)
+	}
+	if cut {
+		c.Truncated = append(c.Truncated, "resources")
+	}
+	c.Templates, cut, err = listAll(func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.ResourceTemplates, r.NextCursor, nil
+	})
+	if err != nil {
+		return fmt.Errorf("resources/templates/list: %w", err)
+	}
+	if cut {
+		c.Truncated = append(c.Truncated, "resource templates")
+	}
+	return nil
+}
+
+// listPrompts lists the session's prompts into c, noting in c.Truncated
+// when listAll cut the list.
+func (c *Catalogue) listPrompts(ctx context.Context, cs *mcp.ClientSession) error {
+	var cut bool
+	var err error
+	c.Prompts, cut, err = listAll(func(cursor string) ([]*mcp.Prompt, string, error) {
+		r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return r.Prompts, r.NextCursor, nil
+	})
+	if err != nil {
+		return fmt.Errorf("prompts/list: %w", err)
+	}
+	if cut {
+		c.Truncated = append(c.Truncated, "prompts")
+	}
+	return nil
 }
 
 // listAll follows a list's cursors, at most MaxListPages pages and

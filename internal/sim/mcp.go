@@ -21,60 +21,69 @@ func (p *Payments) MCPServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "payments-sim", Version: "1"}, nil)
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	order := json.RawMessage(`{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string"}},"additionalProperties":false}`)
-	s.AddTool(&mcp.Tool{Name: "get_order", Description: "Look up one order.", Annotations: read, InputSchema: order},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in struct {
-				OrderID string `json:"order_id"`
-			}
-			_ = json.Unmarshal(req.Params.Arguments, &in)
-			p.mu.Lock()
-			p.reads++
-			o, ok := p.orders[in.OrderID]
-			p.mu.Unlock()
-			if !ok {
-				return toolError("order " + in.OrderID + " not found"), nil
-			}
-			return structured(o), nil
-		})
-	s.AddTool(&mcp.Tool{Name: "list_refunds", Description: "List the refunds of one order.", Annotations: read, InputSchema: order},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in struct {
-				OrderID string `json:"order_id"`
-			}
-			_ = json.Unmarshal(req.Params.Arguments, &in)
-			p.mu.Lock()
-			p.reads++
-			list := []Refund{}
-			for _, r := range p.refunds {
-				if r.OrderID == in.OrderID {
-					list = append(list, r)
-				}
-			}
-			p.mu.Unlock()
-			return structured(map[string]any{"order_id": in.OrderID, "refunds": list}), nil
-		})
+	s.AddTool(&mcp.Tool{Name: "get_order", Description: "Look up one order.", Annotations: read, InputSchema: order}, p.mcpGetOrder)
+	s.AddTool(&mcp.Tool{Name: "list_refunds", Description: "List the refunds of one order.", Annotations: read, InputSchema: order}, p.mcpListRefunds)
 	s.AddTool(&mcp.Tool{Name: "create_refund", Description: "Refund part or all of an order to the customer.",
 		InputSchema: json.RawMessage(`{"type":"object","required":["order_id","amount_paise"],"properties":{` +
 			`"order_id":{"type":"string","pattern":"^ORD-[0-9]+$"},"amount_paise":{"type":"integer","minimum":1},"reason":{"type":"string"}},"additionalProperties":false}`)},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in struct {
-				OrderID     string `json:"order_id"`
-				AmountPaise int64  `json:"amount_paise"`
-			}
-			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.OrderID == "" || in.AmountPaise <= 0 {
-				return toolError("want {order_id, amount_paise > 0}"), nil
-			}
-			key, _ := req.Params.Meta[OperationKeyMeta].(string)
-			ref, status, msg := p.refund(in.OrderID, in.AmountPaise, key, ctx.Done())
-			switch status {
-			case 0:
-				return nil, ctx.Err()
-			case http.StatusOK:
-				return structured(ref), nil
-			}
-			return toolError(msg), nil
-		})
+		p.mcpCreateRefund)
 	return s
+}
+
+// mcpGetOrder is the tool get_order: the order, counted as a read.
+func (p *Payments) mcpGetOrder(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		OrderID string `json:"order_id"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	p.mu.Lock()
+	p.reads++
+	o, ok := p.orders[in.OrderID]
+	p.mu.Unlock()
+	if !ok {
+		return toolError("order " + in.OrderID + " not found"), nil
+	}
+	return structured(o), nil
+}
+
+// mcpListRefunds is the tool list_refunds: the order's refunds, counted
+// as a read.
+func (p *Payments) mcpListRefunds(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		OrderID string `json:"order_id"`
+	}
+	_ = json.Unmarshal(req.Params.Arguments, &in)
+	p.mu.Lock()
+	p.reads++
+	list := []Refund{}
+	for _, r := range p.refunds {
+		if r.OrderID == in.OrderID {
+			list = append(list, r)
+		}
+	}
+	p.mu.Unlock()
+	return structured(map[string]any{"order_id": in.OrderID, "refunds": list}), nil
+}
+
+// mcpCreateRefund is the tool create_refund: a refund as POST /refunds
+// makes it, the _meta operation key standing for Idempotency-Key.
+func (p *Payments) mcpCreateRefund(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct {
+		OrderID     string `json:"order_id"`
+		AmountPaise int64  `json:"amount_paise"`
+	}
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.OrderID == "" || in.AmountPaise <= 0 {
+		return toolError("want {order_id, amount_paise > 0}"), nil
+	}
+	key, _ := req.Params.Meta[OperationKeyMeta].(string)
+	ref, status, msg := p.refund(in.OrderID, in.AmountPaise, key, ctx.Done())
+	switch status {
+	case 0:
+		return nil, ctx.Err()
+	case http.StatusOK:
+		return structured(ref), nil
+	}
+	return toolError(msg), nil
 }
 
 // MCPHandler serves MCPServer over streamable HTTP.

@@ -79,6 +79,16 @@ func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
 		}
 		return r
 	}
+	stepThenCommit(r, c, now, id, version)
+	return r
+}
+
+// stepThenCommit makes r the two rounds of a commit that takes the step:
+// round 0 takes it (a missing run is store.ErrNotFound, a spent budget
+// store.ErrStepBudget) and computes the row's result from it; round 1
+// writes the row, and a refusal there asks for the request to run alone.
+func stepThenCommit(r *request, c *store.Commit, now int64, id, version *int64) {
+	e := c.Execution
 	r.rounds = 2
 	r.queue = func(round int, b *pgx.Batch) int {
 		if round == 0 {
@@ -111,7 +121,6 @@ func commitRequest(c *store.Commit, now int64, id, version *int64) *request {
 		e.Step, e.Result = *step, c.TakeStep(*step)
 		return nil, nil
 	}
-	return r
 }
 
 // refuseLoudly, appended to a commit statement, turns its refusal (no
@@ -173,23 +182,39 @@ func commitStatement(c *store.Commit, now int64) (string, []any) {
 	}
 	q.WriteString(" RETURNING version),\n")
 	if u != nil {
-		at := nanos(u.At)
-		if at == 0 {
-			at = now
-		}
-		if u.Status == "" {
-			q.WriteString(`settle AS (DELETE FROM operations WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
-		} else {
-			atMark := p.add(at)
-			q.WriteString("settle AS (UPDATE operations SET status = " + p.add(string(u.Status)) +
-				", result = " + p.typed(jsonArg(u.Result), "json") + ", updated_at = " + atMark)
-			if u.Status == types.OpCompleted {
-				q.WriteString(", completed_at = " + atMark)
-			}
-			q.WriteString(` WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
-		}
+		settleCTE(&q, &p, u, key, now)
 	}
 	limitCTEs(&q, &p, c, runID, key)
+	insertedCTE(&q, &p, e, runID)
+	return q.String(), p.values
+}
+
+// settleCTE writes the settle CTE of the operation update u (its key's
+// parameter is key): delete the operation when u.Status is "", else set
+// its status, result and times (at u.At, or now when zero), only if run
+// did.
+func settleCTE(q *strings.Builder, p *params, u *store.OperationUpdate, key string, now int64) {
+	at := nanos(u.At)
+	if at == 0 {
+		at = now
+	}
+	if u.Status == "" {
+		q.WriteString(`settle AS (DELETE FROM operations WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
+		return
+	}
+	atMark := p.add(at)
+	q.WriteString("settle AS (UPDATE operations SET status = " + p.add(string(u.Status)) +
+		", result = " + p.typed(jsonArg(u.Result), "json") + ", updated_at = " + atMark)
+	if u.Status == types.OpCompleted {
+		q.WriteString(", completed_at = " + atMark)
+	}
+	q.WriteString(` WHERE "key" = ` + key + " AND EXISTS (SELECT 1 FROM run)),\n")
+}
+
+// insertedCTE writes the inserted CTE, which inserts the execution e at
+// the run's new version, only if run did, and the statement's final
+// SELECT of the row's id and version.
+func insertedCTE(q *strings.Builder, p *params, e *types.Execution, runID string) {
 	// INSERT ... SELECT takes no type from the target columns: the
 	// parameters carry casts.
 	q.WriteString(`inserted AS (INSERT INTO executions (run_id, step, call_id, tool, dependency, args_hash, args,
@@ -208,7 +233,6 @@ output_tokens, started_at, finished_at, version, state_patch, result, trace_id) 
 	}
 	q.WriteString(strings.Join(values, ", "))
 	q.WriteString(" FROM run RETURNING id, version)\nSELECT id, version FROM inserted")
-	return q.String(), p.values
 }
 
 // commitRefused says why the commit statement wrote nothing, in the order

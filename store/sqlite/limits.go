@@ -31,64 +31,98 @@ ON CONFLICT (run_id, holder) DO UPDATE SET owner = excluded.owner, lease_until =
 // writes cannot interleave with another's. The checks come first, so a
 // refused admission writes nothing.
 func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted, error) {
-	now, at, opArgs := sqlq.SQLite.AdmitArgs(a, s.opts.Owner, s.opts.Clock)
-	var out *store.Admitted
-	var busy bool
-	err := s.w.doAfter(ctx, false, func(ctx context.Context, tx *writeTx) (err error) {
-		// The writer may run a request again: start afresh each time.
-		out, busy = &store.Admitted{}, false
-		exists, needSlot := false, a.Writer != nil
-		if a.Operation != nil {
-			var status string
-			err = tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
-			if exists, needSlot, err = sqlq.SlotNeed(needSlot, status, err, sql.ErrNoRows); err != nil {
-				return err
-			}
-		}
-		if needSlot {
-			busy, err = tx.exists(ctx, writerConflictSQL, a.RunID, a.Writer.Holder, at, a.Writer.Shared)
-			if err != nil || busy {
-				return err
-			}
-		}
-		if a.Operation != nil && len(a.Quotas) > 0 && !exists {
-			if out.Denied, err = quotaCheckIn(ctx, tx, a.Quotas, a.Now); err != nil || out.Denied != nil {
-				return err
-			}
-		}
-		out.Step = a.Step
-		if a.Step == 0 {
-			if out.Step, err = admitIn(ctx, tx, a.RunID, now); err != nil {
-				return err
-			}
-		}
-		if err := tx.queryRow(ctx, runVersionSQL, []any{a.RunID}, &out.Version); err != nil {
-			return err
-		}
-		if a.Operation != nil {
-			if err := beginReservingIn(ctx, tx, a, opArgs, at, out); err != nil {
-				return err
-			}
-		}
-		if needSlot {
-			out.Writer = true
-			if err := takeWriterIn(ctx, tx, a, at); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func() {
-		if out != nil && out.Step > 0 && a.Step == 0 {
-			s.runs.stepped(a.RunID, out.Step, fromNanos(now))
+	w := &admitWrite{a: a}
+	w.now, w.at, w.opArgs = sqlq.SQLite.AdmitArgs(a, s.opts.Owner, s.opts.Clock)
+	err := s.w.doAfter(ctx, false, w.apply, func() {
+		if w.out != nil && w.out.Step > 0 && a.Step == 0 {
+			s.runs.stepped(a.RunID, w.out.Step, fromNanos(w.now))
 		}
 	})
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: admit on run %q: %w", a.RunID, err)
-	case busy:
+	case w.busy:
 		return nil, fmt.Errorf("sqlite: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
 	}
-	return out, nil
+	return w.out, nil
+}
+
+// admitWrite is one Admit on its way through the writer: the admission,
+// its arguments encoded in the caller's goroutine, and what the
+// transaction decided.
+type admitWrite struct {
+	a       *store.Admission
+	now, at int64
+	opArgs  []any
+
+	out  *store.Admitted
+	busy bool // the state-writer slot is another's
+}
+
+// apply runs in the writer's transaction: the checks, then (when they
+// pass) the writes. The writer may run it again: it starts afresh.
+func (w *admitWrite) apply(ctx context.Context, tx *writeTx) error {
+	w.out, w.busy = &store.Admitted{}, false
+	needSlot, err := w.check(ctx, tx)
+	if err != nil || w.busy || w.out.Denied != nil {
+		return err
+	}
+	return w.write(ctx, tx, needSlot)
+}
+
+// check finds whether the admission needs the state-writer slot (not for
+// an operation already begun), whether the slot is another's (w.busy) and,
+// for a new operation, whether its quotas have room (w.out.Denied).
+func (w *admitWrite) check(ctx context.Context, tx *writeTx) (needSlot bool, err error) {
+	a := w.a
+	exists, needSlot := false, a.Writer != nil
+	if a.Operation != nil {
+		var status string
+		err = tx.queryRow(ctx, operationStatusSQL, []any{a.Operation.Key}, &status)
+		if exists, needSlot, err = sqlq.SlotNeed(needSlot, status, err, sql.ErrNoRows); err != nil {
+			return false, err
+		}
+	}
+	if needSlot {
+		if w.busy, err = tx.exists(ctx, writerConflictSQL, a.RunID, a.Writer.Holder, w.at, a.Writer.Shared); err != nil || w.busy {
+			return false, err
+		}
+	}
+	if a.Operation != nil && len(a.Quotas) > 0 && !exists {
+		if w.out.Denied, err = quotaCheckIn(ctx, tx, a.Quotas, a.Now); err != nil {
+			return false, err
+		}
+	}
+	return needSlot, nil
+}
+
+// write takes the step (unless the admission brings one), reads the run's
+// version, begins the operation with its quota reservations, and takes
+// the state-writer slot when needSlot.
+func (w *admitWrite) write(ctx context.Context, tx *writeTx, needSlot bool) error {
+	a, out := w.a, w.out
+	out.Step = a.Step
+	if a.Step == 0 {
+		var err error
+		if out.Step, err = admitIn(ctx, tx, a.RunID, w.now); err != nil {
+			return err
+		}
+	}
+	if err := tx.queryRow(ctx, runVersionSQL, []any{a.RunID}, &out.Version); err != nil {
+		return err
+	}
+	if a.Operation != nil {
+		if err := beginReservingIn(ctx, tx, a, w.opArgs, w.at, out); err != nil {
+			return err
+		}
+	}
+	if needSlot {
+		out.Writer = true
+		if err := takeWriterIn(ctx, tx, a, w.at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // beginReservingIn begins a's operation in tx unless it exists (out.Existing

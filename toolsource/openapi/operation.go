@@ -119,37 +119,12 @@ func (c *converter) params(o *operation) ([]param, string) {
 			if err != nil {
 				return "a parameter cannot be read: " + err.Error()
 			}
-			p := param{base: b}
-			p.name, _ = m["name"].(string)
-			p.in, _ = m["in"].(string)
-			p.required, _ = m["required"].(bool)
-			p.description, _ = m["description"].(string)
-			p.schema = m["schema"]
-			if p.schema == nil {
-				if content, ok := m["content"].(map[string]any); ok {
-					if mt := jsonMedia(content); mt != nil {
-						p.schema = mt["schema"]
-					}
-				}
+			p, keep, why := readParam(m, b)
+			if why != "" {
+				return why
 			}
-			if p.name == "" {
-				return "a parameter has no name"
-			}
-			switch p.in {
-			case config.InPath:
-			case config.InQuery:
-				p.style = queryStyle(m)
-			case config.InHeader:
-				if ignoredHeaders[strings.ToLower(p.name)] {
-					continue
-				}
-			case "cookie":
-				if p.required {
-					return fmt.Sprintf("cookie parameter %s is required; toolgate does not send cookies", p.name)
-				}
+			if !keep {
 				continue
-			default:
-				return fmt.Sprintf("parameter %s is in %q, which is not path, query, header or cookie", p.name, p.in)
 			}
 			key := p.in + "\x00" + p.name
 			if i, ok := index[key]; ok {
@@ -177,6 +152,47 @@ func (c *converter) params(o *operation) ([]param, string) {
 		return order(a.in) - order(b.in)
 	})
 	return list, ""
+}
+
+// readParam reads the parameter object m, found in the document at base.
+// keep is false for a parameter toolgate does not send and need not: an
+// ignored header, an optional cookie. why says why the operation cannot
+// be imported: a parameter without a name, a required cookie, an unknown
+// location.
+func readParam(m map[string]any, base string) (p param, keep bool, why string) {
+	p = param{base: base}
+	p.name, _ = m["name"].(string)
+	p.in, _ = m["in"].(string)
+	p.required, _ = m["required"].(bool)
+	p.description, _ = m["description"].(string)
+	p.schema = m["schema"]
+	if p.schema == nil {
+		if content, ok := m["content"].(map[string]any); ok {
+			if mt := jsonMedia(content); mt != nil {
+				p.schema = mt["schema"]
+			}
+		}
+	}
+	if p.name == "" {
+		return p, false, "a parameter has no name"
+	}
+	switch p.in {
+	case config.InPath:
+	case config.InQuery:
+		p.style = queryStyle(m)
+	case config.InHeader:
+		if ignoredHeaders[strings.ToLower(p.name)] {
+			return p, false, ""
+		}
+	case "cookie":
+		if p.required {
+			return p, false, fmt.Sprintf("cookie parameter %s is required; toolgate does not send cookies", p.name)
+		}
+		return p, false, ""
+	default:
+		return p, false, fmt.Sprintf("parameter %s is in %q, which is not path, query, header or cookie", p.name, p.in)
+	}
+	return p, true, ""
 }
 
 // queryStyle is config.Param.Style for a query parameter's style and
@@ -250,29 +266,7 @@ func (c *converter) body(o *operation, props map[string]any, required *[]any, pl
 		s = map[string]any{}
 	}
 	if isObjectSchema(s) {
-		inBody := map[string]bool{}
-		if req, ok := s["required"].([]any); ok {
-			for _, r := range req {
-				if name, ok := r.(string); ok {
-					inBody[name] = true
-				}
-			}
-		}
-		for _, prop := range slices.Sorted(maps.Keys(s["properties"].(map[string]any))) {
-			name := prop
-			if _, taken := placement[name]; taken {
-				name = "body_" + prop
-				if _, taken := placement[name]; taken {
-					return fmt.Sprintf("body property %s clashes with the parameters %s and %s", prop, prop, name)
-				}
-			}
-			props[name] = s["properties"].(map[string]any)[prop]
-			placement[name] = config.Param{In: config.InBody, Name: prop, Required: bodyRequired}
-			if bodyRequired && inBody[prop] {
-				*required = append(*required, name)
-			}
-		}
-		return ""
+		return spreadBody(s, bodyRequired, props, required, placement)
 	}
 	name := "body"
 	if _, taken := placement[name]; taken {
@@ -289,6 +283,35 @@ func (c *converter) body(o *operation, props map[string]any, required *[]any, pl
 	placement[name] = config.Param{In: config.InBody, Required: bodyRequired}
 	if bodyRequired {
 		*required = append(*required, name)
+	}
+	return ""
+}
+
+// spreadBody adds each property of the object body schema s as an
+// argument of its own (body_<name> when a parameter has the name), in name
+// order; those the body requires are required when the body is.
+func spreadBody(s map[string]any, bodyRequired bool, props map[string]any, required *[]any, placement map[string]config.Param) string {
+	inBody := map[string]bool{}
+	if req, ok := s["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				inBody[name] = true
+			}
+		}
+	}
+	for _, prop := range slices.Sorted(maps.Keys(s["properties"].(map[string]any))) {
+		name := prop
+		if _, taken := placement[name]; taken {
+			name = "body_" + prop
+			if _, taken := placement[name]; taken {
+				return fmt.Sprintf("body property %s clashes with the parameters %s and %s", prop, prop, name)
+			}
+		}
+		props[name] = s["properties"].(map[string]any)[prop]
+		placement[name] = config.Param{In: config.InBody, Name: prop, Required: bodyRequired}
+		if bodyRequired && inBody[prop] {
+			*required = append(*required, name)
+		}
 	}
 	return ""
 }

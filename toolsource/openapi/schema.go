@@ -124,43 +124,7 @@ func (c *converter) ref(base, ref string, v map[string]any, depth int) any {
 func (c *converter) object(base string, v map[string]any, depth int) any {
 	out := make(map[string]any, len(v))
 	for k, x := range v {
-		switch {
-		case k == "required" && c.lenient:
-		case keptKeys[k]:
-			if y, ok := wellFormed(k, x); ok {
-				out[k] = y
-			}
-		case k == "pattern":
-			if s, ok := x.(string); ok {
-				if _, err := regexp.Compile(s); err == nil {
-					out[k] = s
-				}
-			}
-		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
-			if _, ok := x.(json.Number); ok {
-				out[k] = x
-			}
-		case k == "items":
-			if list, ok := x.([]any); ok { // draft 4 tuple
-				out["prefixItems"] = c.list(base, list, depth)
-			} else {
-				out[k] = c.schema(base, x, depth+1)
-			}
-		case schemaKeys[k]:
-			out[k] = c.schema(base, x, depth+1)
-		case schemaMapKeys[k]:
-			if m, ok := x.(map[string]any); ok {
-				props := make(map[string]any, len(m))
-				for name, s := range m {
-					props[name] = c.schema(base, s, depth+1)
-				}
-				out[k] = props
-			}
-		case schemaListKeys[k]:
-			if list, ok := x.([]any); ok {
-				out[k] = c.list(base, list, depth)
-			}
-		}
+		c.key(out, base, k, x, depth)
 	}
 	// OpenAPI 3.0: exclusiveMinimum: true beside minimum.
 	for _, bound := range []string{"Minimum", "Maximum"} {
@@ -178,6 +142,49 @@ func (c *converter) object(base string, v map[string]any, depth int) any {
 		delete(out, "required")
 	}
 	return out
+}
+
+// key converts the value x of the schema keyword k into out: a kept
+// keyword when well formed, a nested schema (or map or list of them)
+// converted, anything else left out.
+func (c *converter) key(out map[string]any, base, k string, x any, depth int) {
+	switch {
+	case k == "required" && c.lenient:
+	case keptKeys[k]:
+		if y, ok := wellFormed(k, x); ok {
+			out[k] = y
+		}
+	case k == "pattern":
+		if s, ok := x.(string); ok {
+			if _, err := regexp.Compile(s); err == nil {
+				out[k] = s
+			}
+		}
+	case k == "exclusiveMinimum" || k == "exclusiveMaximum":
+		if _, ok := x.(json.Number); ok {
+			out[k] = x
+		}
+	case k == "items":
+		if list, ok := x.([]any); ok { // draft 4 tuple
+			out["prefixItems"] = c.list(base, list, depth)
+		} else {
+			out[k] = c.schema(base, x, depth+1)
+		}
+	case schemaKeys[k]:
+		out[k] = c.schema(base, x, depth+1)
+	case schemaMapKeys[k]:
+		if m, ok := x.(map[string]any); ok {
+			props := make(map[string]any, len(m))
+			for name, s := range m {
+				props[name] = c.schema(base, s, depth+1)
+			}
+			out[k] = props
+		}
+	case schemaListKeys[k]:
+		if list, ok := x.([]any); ok {
+			out[k] = c.list(base, list, depth)
+		}
+	}
 }
 
 func (c *converter) list(base string, list []any, depth int) []any {
