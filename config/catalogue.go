@@ -167,7 +167,9 @@ func (c *Config) restrictCallable(cat *Catalogue, i int, k Key, names []string) 
 				}
 			}
 		}
-		if !matched {
+		if !matched && !c.ImportsPending() {
+			// While imports are pending (check --offline), the entry may
+			// name an imported tool: it cannot be judged.
 			ps = append(ps, &Problem{File: c.Path, Key: key,
 				Why: fmt.Sprintf("%q (key %s) matches no tool; the tools are: %s", pattern, k.Name, shortList(names))})
 		}

@@ -42,7 +42,8 @@ var ownTests = map[string]string{
 }
 
 // toolgateCommand is the command name ("runs list") and the arguments of a
-// documented toolgate command, or ok false for another program.
+// documented toolgate command (the pages write the command first), or ok
+// false for another program.
 func toolgateCommand(words []string) (name string, args []string, ok bool) {
 	switch {
 	case len(words) > 0 && filepath.Base(words[0]) == "toolgate":
@@ -52,19 +53,13 @@ func toolgateCommand(words []string) (name string, args []string, ok bool) {
 	default:
 		return "", nil, false
 	}
-	var positional []string
-	for i := 0; i < len(args) && len(positional) < 2; i++ {
-		if !strings.HasPrefix(args[i], "-") {
-			positional = append(positional, args[i])
-		}
-	}
 	switch {
-	case len(positional) == 0:
+	case len(args) == 0:
 		return "", args, true
-	case len(positional) == 2 && strings.Contains(" runs approvals executions ", " "+positional[0]+" "):
-		return positional[0] + " " + positional[1], args, true
+	case len(args) > 1 && !strings.HasPrefix(args[1], "-") && strings.Contains(" runs approvals executions ", " "+args[0]+" "):
+		return args[0] + " " + args[1], args, true // runs list, approvals deny, executions export
 	}
-	return positional[0], args, true
+	return args[0], args, true
 }
 
 // configFlag is the value of a command line's --config ("toolgate.yaml",
@@ -140,14 +135,17 @@ func TestCLICommandsRunAsPrinted(t *testing.T) {
 // workdir is a page's throwaway directory: a config whose payments
 // dependency is a simulated provider, and a store with run p1.
 type workdir struct {
-	t   *testing.T
 	dir string
-	env []string
+	env []string // with a value for each ${VAR} of the config
 }
 
+// newWorkdir makes a page's directory from a config (the complete example
+// without its imports), starting the provider its payments dependency
+// calls and recording run p1 of key support-bot (stored as
+// support-bot/p1, as a run that key creates over HTTP is).
 func newWorkdir(t *testing.T, base map[string]any) *workdir {
 	t.Helper()
-	w := &workdir{t: t, dir: t.TempDir()}
+	w := &workdir{dir: t.TempDir()}
 	cfg := mergeFragment(base, map[string]any{"dependencies": map[string]any{
 		"payments": map[string]any{"base_url": startProvider(t)},
 	}})
@@ -164,7 +162,7 @@ func newWorkdir(t *testing.T, base map[string]any) *workdir {
 	for _, m := range placeholder.FindAllStringSubmatch(string(raw), -1) {
 		w.env = append(w.env, m[1]+"=an-example-secret-0123456789")
 	}
-	if out, err := w.run("call", "--owner", "support-bot", "--run-id", "support-bot/p1", "--principal", `{"id":"cust_42","permissions":["refunds:write"]}`,
+	if out, err := w.run("call", "--owner", "support-bot", "--run-id", "p1", "--principal", `{"id":"cust_42","permissions":["refunds:write"]}`,
 		"--tool", "get_order", "--args", `{"order_id":"ORD-4471"}`); err != nil {
 		t.Fatalf("recording run p1: %v\n%s", err, out)
 	}

@@ -25,12 +25,14 @@ func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 type documentedCommand struct {
 	// Where is the page and line ("docs/retries.md:105").
 	Where string
-	// Block is the line of the block's opening fence (0: an indented
-	// block), so that a command knows the ones before it (cd, go build -o).
+	// Block is the line of the block's opening fence (0: the indented
+	// lines; below 0: a code span), so that a command knows the ones
+	// before it in its block (cd, go build -o).
 	Block int
 	// Tour is true for a block of the README's tour, which
 	// internal/tourtest runs as printed.
-	Tour  bool
+	Tour bool
+	// Words are the command's words, as the shell splits them.
 	Words []string
 }
 
@@ -63,8 +65,9 @@ var promptLangs = map[string]bool{"console": true, "": true}
 
 // documentedCommands are the commands of a page: the lines of its sh, bash
 // and shell blocks, the "$ " lines of its console blocks and blocks without
-// a language, and the indented lines that start with "toolgate " (as
-// docs/cli.md shows them).
+// a language, the indented lines that start with "toolgate " (as
+// docs/cli.md shows them), and the go, make and script commands of its
+// code spans.
 func documentedCommands(page, text string) []documentedCommand {
 	name := pageName(page)
 	var out []documentedCommand
@@ -93,8 +96,18 @@ func documentedCommands(page, text string) []documentedCommand {
 			add(0, i+1, false, cmd)
 		}
 	}
+	for i, line := range strings.Split(text, "\n") {
+		for _, m := range inlineCommand.FindAllStringSubmatch(line, -1) {
+			add(-1-i, i+1, false, m[1]) // a block of its own: cwd starts at the root
+		}
+	}
 	return out
 }
+
+// inlineCommand finds the go, make and script commands written in the
+// prose as code spans (`go test -run KinOpenAPI ./toolsource/openapi/`);
+// TestInlineCommandsNameRealCommandsAndFlags reads the toolgate ones.
+var inlineCommand = regexp.MustCompile("`((?:go (?:test|run|build) [^`]+)|(?:(?:make|(?:bash )?scripts/[^\\s`]+)(?: [^`]*)?))`")
 
 // promptLines are the commands of a block after "$ ", by the block's
 // line index ("" for the lines that are output), with their continuation
@@ -156,12 +169,17 @@ var externalPrograms = map[string]string{
 	"kubectl":    "the cluster's client (packaging/kube_test.go reads the manifests)",
 }
 
-// wrappers are the words that run the command after them: sudo and time
-// (with its options), and scripts/with-postgres.sh, which must exist.
+// assignment is a VAR=value word.
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// unwrap drops the words before the command they run: VAR=value, sudo,
+// time (with its options), a loop's do, and a script of scripts/ (which
+// must exist, and be executable when run without bash), noting what it
+// checked.
 func unwrap(root string, words []string) (rest []string, notes []string, err error) {
 	for len(words) > 0 {
 		switch w := words[0]; {
-		case regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(w):
+		case assignment.MatchString(w):
 			words = words[1:] // VAR=value before a command
 		case w == "sudo" || w == "do":
 			words = words[1:]
@@ -199,10 +217,11 @@ func unwrap(root string, words []string) (rest []string, notes []string, err err
 // commandChecker checks the commands of one page in order, remembering
 // the directory a cd moved to and the binaries a go build -o made.
 type commandChecker struct {
-	root  string            // the repository, from this directory
-	cwd   string            // the block's directory, relative to root
-	built map[string]string // a binary's path -> the package it was built from
-	mux   *http.ServeMux    // toolgate's routes
+	root  string                 // the repository, from this directory
+	cwd   string                 // the block's directory, relative to root
+	built map[string]string      // a binary's path -> the package it was built from
+	mux   *http.ServeMux         // toolgate's routes
+	bench func() (string, error) // the toolgate-bench binary
 }
 
 // check checks one command and says how, or why it does not run as
@@ -212,6 +231,9 @@ func (c *commandChecker) check(cmd documentedCommand) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(words) == 0 && len(notes) > 0 {
+		return strings.Join(notes, "; "), nil
+	}
 	if len(words) == 0 {
 		return "shell (a variable or a loop's do)", nil
 	}
@@ -219,11 +241,21 @@ func (c *commandChecker) check(cmd documentedCommand) (string, error) {
 	return strings.Join(append(notes, how), "; "), err
 }
 
+// checkProgram checks a command by its program (tour: the block is the
+// README tour's).
 func (c *commandChecker) checkProgram(words []string, tour bool) (string, error) {
 	prog, args := words[0], words[1:]
 	switch {
 	case prog == "toolgate" || filepath.Base(prog) == "toolgate" || c.built[prog] == "cmd/toolgate":
-		return checkToolgate(binary, "toolgate", args)
+		var config string // a config of the repository: it must exist
+		if path := configFlag(args); strings.Contains(path, "/") && !filepath.IsAbs(path) {
+			if err := c.exists(path); err != nil {
+				return "", fmt.Errorf("--config %s: %v", path, err)
+			}
+			config = "; " + path + " exists"
+		}
+		how, err := checkToolgate(binary, "toolgate", args)
+		return how + config, err
 	case prog == "go":
 		return c.checkGo(args)
 	case prog == "make":
@@ -260,9 +292,11 @@ func (c *commandChecker) checkProgram(words []string, tour bool) (string, error)
 	return "", fmt.Errorf("no check knows the program %q: teach TestEveryDocumentedCommandRunsAsPrinted what it is", prog)
 }
 
+// exists checks that a path of the command (from the block's directory)
+// exists.
 func (c *commandChecker) exists(path string) error {
 	if _, err := os.Stat(filepath.Join(c.root, c.cwd, path)); err != nil {
-		return fmt.Errorf("%s does not exist (from the repository's root%s)", path, map[bool]string{true: "", false: " and cd " + c.cwd}[c.cwd == ""])
+		return fmt.Errorf("%s does not exist (from the directory %s of the repository)", path, filepath.Join("/", c.cwd))
 	}
 	return nil
 }
@@ -363,32 +397,33 @@ func routes(t *testing.T) *http.ServeMux {
 	return mux
 }
 
-// benchBinary builds cmd/toolgate-bench once, for the commands that run
-// it (their flags are checked as toolgate's are).
-var benchBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "toolgate-bench-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "toolgate-bench")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate-bench").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("building toolgate-bench: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+// benchBuilder builds cmd/toolgate-bench into dir once, when a command
+// first runs it (its flags are checked as toolgate's are).
+func benchBuilder(dir string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		bin := filepath.Join(dir, "toolgate-bench")
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/toolgate/toolgate/cmd/toolgate-bench").CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("building toolgate-bench: %v\n%s", err, out)
+		}
+		return bin, nil
+	})
+}
 
-// Every command of the README and docs/ runs as printed: each is checked
-// the cheapest faithful way (internal/tourtest runs the README's tour
-// itself):
+// Every command of the README and docs/ (blocks, "$ " lines, docs/cli.md's
+// indented lines, and the go, make and script commands of code spans)
+// runs as printed: each is checked the cheapest faithful way
+// (internal/tourtest runs the README's tour, TestCLICommandsRunAsPrinted
+// the toolgate commands that need no server):
 //
 //   - toolgate (also as bin/toolgate, go run ./cmd/toolgate, or a binary a
 //     go build -o above made): the command line parses, run with --help
 //     after it; the commands that need a running server, a dependency or
 //     PostgreSQL are not run here;
-//   - go test: the package exists and each alternative of -run (or
-//     -bench) matches a test (or benchmark) declared in it, read with
-//     go/parser; the tests are not run again here (they take minutes);
+//   - go test: the package exists, each alternative of -run (or -bench)
+//     matches a test (or benchmark) declared in it, read with go/parser,
+//     and a flag that is not go test's is one its tests declare; the
+//     tests are not run again here (they take minutes);
 //   - go run ./cmd/toolgate-bench: its command line parses (--help);
 //   - go build, go run: the package exists;
 //   - scripts/with-postgres.sh: it exists, and is executable when run
@@ -400,11 +435,11 @@ var benchBinary = sync.OnceValues(func() (string, error) {
 // A program no check knows fails the test, so a new kind of command gets
 // its check.
 func TestEveryDocumentedCommandRunsAsPrinted(t *testing.T) {
-	mux := routes(t)
+	mux, bench := routes(t), benchBuilder(t.TempDir())
 	total := 0
 	for _, page := range commandPages(t) {
 		cmds := documentedCommands(page, read(t, page))
-		c := &commandChecker{root: "..", built: map[string]string{}, mux: mux}
+		c := &commandChecker{root: "..", built: map[string]string{}, mux: mux, bench: bench}
 		block := -1
 		for _, cmd := range cmds {
 			if cmd.Block != block {
@@ -439,10 +474,34 @@ func TestCommandBlocksAreShellBlocks(t *testing.T) {
 			}
 			for i, line := range strings.Split(b.Text, "\n") {
 				if commandWords.MatchString(strings.TrimSpace(line)) {
-					t.Errorf("%s:%d: %q is a command in a block without a language: open the block with ```sh (or show it after \"$ \" beside its output)", page, b.Line+1+i, line)
+					t.Errorf("%s:%d: %q is a command in a block without a language: open the block with ```sh (or show it after \"$ \" beside its output)", pageName(page), b.Line+1+i, line)
 					break
 				}
 			}
+		}
+	}
+}
+
+// checkCurl knows toolgate's routes by method and path, and that --json
+// makes a POST.
+func TestCheckCurlFindsTheRoute(t *testing.T) {
+	mux := routes(t)
+	cases := []struct {
+		command string
+		ok      bool
+	}{
+		{"curl -s http://127.0.0.1:8470/healthz", true},
+		{"curl -s -X POST http://127.0.0.1:8470/healthz", false},
+		{`curl -s --json '{"tool": "get_order"}' http://127.0.0.1:8470/v1/runs/r1/calls`, true},
+		{"curl -s http://127.0.0.1:8470/v1/runs/r1/calls", false},
+		{`curl -s -H "Authorization: Bearer $TOOLGATE_KEY" 'http://127.0.0.1:8470/v1/runs?since=24h&limit=20'`, true},
+		{"curl -s http://127.0.0.1:8470/v1/nothing", false},
+		{"curl -s http://127.0.0.1:9001/orders/ORD-4471/refunds", false},
+	}
+	for _, c := range cases {
+		how, err := checkCurl(mux, shellCommands(c.command)[0].Words[1:])
+		if (err == nil) != c.ok {
+			t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)
 		}
 	}
 }

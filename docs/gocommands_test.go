@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 )
 
 // goValueFlags are the go command's flags that take a value; the others
@@ -86,7 +87,10 @@ func (c *commandChecker) checkGo(args []string) (string, error) {
 		case "cmd/toolgate":
 			return checkToolgate(binary, "toolgate", rest[1:])
 		case "cmd/toolgate-bench":
-			bin, err := benchBinary()
+			if c.bench == nil {
+				return "", fmt.Errorf("no toolgate-bench binary to check %q with", strings.Join(rest, " "))
+			}
+			bin, err := c.bench()
 			if err != nil {
 				return "", err
 			}
@@ -116,11 +120,19 @@ func (c *commandChecker) checkGoTest(pkg string, flags map[string]string) (strin
 	if err != nil {
 		return "", err
 	}
-	funcs, err := testFuncs(filepath.Join(c.root, dir), flags["tags"])
+	funcs, testFlags, err := testFiles(filepath.Join(c.root, dir), flags["tags"])
 	if err != nil {
 		return "", err
 	}
 	how := "the package " + pkg + " exists"
+	for name := range flags {
+		if !goTestFlags[name] && !testFlags[name] {
+			return "", fmt.Errorf("-%s is neither go test's flag nor one the tests of %s declare (flag.Bool(%q, ...))", name, dir, name)
+		}
+		if testFlags[name] {
+			how += "; its tests declare -" + name
+		}
+	}
 	for _, sel := range []struct{ flag, prefix string }{{"run", "Test"}, {"bench", "Benchmark"}} {
 		pattern, ok := flags[sel.flag]
 		if !ok || (sel.flag == "run" && pattern == "^$" && flags["bench"] != "") {
@@ -146,20 +158,21 @@ func (c *commandChecker) checkGoTest(pkg string, flags map[string]string) (strin
 	return how, nil
 }
 
-// testFuncs are the names of the functions the _test.go files of a
-// directory declare (without a receiver), in the files go test builds
+// testFiles reads the _test.go files of a directory that go test builds
 // with these -tags (a test behind a build tag the command does not give
-// is not run by it).
-func testFuncs(dir, tags string) ([]string, error) {
+// is not run by it): the names of the functions they declare (without a
+// receiver), and the flags they declare with package flag
+// (flag.Bool("screenshots", ...)).
+func testFiles(dir, tags string) (funcs []string, flags map[string]bool, err error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx := build.Default
 	if tags != "" {
 		ctx.BuildTags = strings.Split(tags, ",")
 	}
-	var names []string
+	flags = map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if ok, err := ctx.MatchFile(dir, filepath.Base(f)); err != nil || !ok {
@@ -167,19 +180,46 @@ func testFuncs(dir, tags string) ([]string, error) {
 		}
 		src, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, d := range file.Decls {
 			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
-				names = append(names, fn.Name.Name)
+				funcs = append(funcs, fn.Name.Name)
 			}
 		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "flag" {
+				return true
+			}
+			if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				flags[strings.Trim(lit.Value, "`\"")] = true
+			}
+			return true
+		})
 	}
-	return names, nil
+	return funcs, flags, nil
+}
+
+// goTestFlags are the flags of go test and of the test binary that the
+// go command knows (the others are a package's own).
+var goTestFlags = map[string]bool{
+	"run": true, "bench": true, "count": true, "timeout": true, "v": true, "race": true,
+	"c": true, "o": true, "tags": true, "cpu": true, "benchtime": true, "benchmem": true,
+	"p": true, "parallel": true, "skip": true, "short": true, "failfast": true,
+	"json": true, "cover": true, "coverprofile": true, "shuffle": true, "fuzz": true,
+	"fuzztime": true, "x": true, "n": true, "vet": true, "mod": true, "trimpath": true,
 }
 
 // firstLevel is the part of a -run or -bench pattern before its first
@@ -215,4 +255,35 @@ func splitOutside(s string, sep byte) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// checkGo judges a go test command by the package it names: its tests,
+// benchmarks, flags and build tags (testdata/gotests).
+func TestCheckGoTestReadsThePackage(t *testing.T) {
+	cases := []struct {
+		name, command string
+		ok            bool
+	}{
+		{"a test", "go test ./gotests -run TestPostgresBlackhole -v", true},
+		{"a renamed test", "go test ./gotests -run TestPostgresBlackholeGone -v", false},
+		{"each alternative", "go test ./gotests -run 'TestDependencyFaults|TestPostgresBlackhole'", true},
+		{"one alternative gone", "go test ./gotests -run 'TestDependencyFaults|TestSQLiteDiskFull'", false},
+		{"a benchmark's first level", "go test -run '^$' -bench 'BenchmarkCallSequence/(pool|writers=2)/(1|8|64)$' ./gotests", true},
+		{"a benchmark gone", "go test -run '^$' -bench '^BenchmarkRecordedCalls$' ./gotests", false},
+		{"the package's own flag", "go test ./gotests -run TestPostgresBlackhole -screenshots", true},
+		{"a flag nobody declares", "go test ./gotests -run TestPostgresBlackhole -screenshot", false},
+		{"a test behind a tag not given", "go test ./gotests -run TestOnlyWithTheSlowTag", false},
+		{"a test behind a tag given", "go test -tags slow ./gotests -run TestOnlyWithTheSlowTag", true},
+		{"no such package", "go test ./nogotests -run TestPostgresBlackhole", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			checker := &commandChecker{root: "testdata", built: map[string]string{}}
+			words := shellCommands(c.command)[0].Words
+			how, err := checker.checkGo(words[1:])
+			if (err == nil) != c.ok {
+				t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)
+			}
+		})
+	}
 }

@@ -33,6 +33,10 @@ type Validator struct {
 
 	// catalogues are the API keys' tool catalogues, resolved once.
 	catalogues *config.Catalogues
+	// importsPending: compiled from a config whose imported tools are not
+	// there (check --offline); a reference to an undeclared tool may be
+	// to one of them, and is not a problem.
+	importsPending bool
 }
 
 // Compiled is one tool with everything Check and the later stages need
@@ -135,7 +139,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 			return nil, err
 		}
 	}
-	v := &Validator{env: env, tools: make(map[string]*Compiled, len(cfg.Tools))}
+	v := &Validator{env: env, tools: make(map[string]*Compiled, len(cfg.Tools)), importsPending: cfg.ImportsPending()}
 	v.names = slices.Sorted(maps.Keys(cfg.Tools))
 	var problems []*Problem
 	add := func(ps ...*Problem) { problems = append(problems, ps...) }
@@ -379,8 +383,11 @@ func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup
 	case spec.Lookup == name:
 		bad(".lookup", "names the tool itself; name a separate read tool")
 	case target == nil:
-		if _, declared := slices.BinarySearch(v.names, spec.Lookup); declared {
-			break // declared but broken: its own problems say why
+		if _, declared := slices.BinarySearch(v.names, spec.Lookup); declared || v.importsPending {
+			// Declared but broken: its own problems say why. Or maybe
+			// imported, while imports are pending (check --offline): it
+			// cannot be judged.
+			break
 		}
 		hint := ""
 		if s := expr.Suggest(spec.Lookup, v.names); s != "" {

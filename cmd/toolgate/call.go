@@ -25,11 +25,17 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer gw.Close()
-	id := cf.runID
-	if id == "" {
-		if id, err = cf.startRun(ctx, e, gw); err != nil {
+	var id string
+	if cf.runID != "" {
+		// As runs show finds it: p1 is the one key's run p1 (stored as
+		// KEY/p1), unless --key says whose.
+		run, err := findRun(ctx, gw.Store(), cf.runID, cf.key)
+		if err != nil {
 			return err
 		}
+		id = run.ID
+	} else if id, err = cf.startRun(ctx, e, gw); err != nil {
+		return err
 	}
 	res, err := gw.Do(ctx, &toolgate.Call{RunID: id, Tool: cf.tool, Args: json.RawMessage(cf.args), CallID: cf.callID})
 	if errors.Is(err, toolgate.ErrUnknownRun) {
@@ -50,8 +56,9 @@ func runCall(ctx context.Context, e *env, args []string) error {
 // callFlags are the flags of toolgate call, parsed and checked.
 type callFlags struct {
 	path, tool, args, callID string
-	// runID is the run to call in; "" starts a new run for principal.
-	runID string
+	// runID is the run to call in, of key's when set; "" starts a new
+	// run for principal.
+	runID, key string
 	// The new run's principal, state, step budget, owner and id.
 	principal                  toolgate.Principal
 	initState, owner, newRunID string
@@ -71,10 +78,11 @@ toolgate call --run run_8c1f --tool get_order --args '{"order_id":"ORD-4471"}'`)
 	fs.StringVar(&cf.tool, "tool", "", "the tool to call (required)")
 	fs.StringVar(&cf.args, "args", "{}", "the arguments, a JSON object")
 	fs.StringVar(&cf.runID, "run", "", "an existing run to call in")
+	fs.StringVar(&cf.key, "key", "", "with --run: the auth.keys name whose run RUN is (default: the one key with a run of that id)")
 	principal := fs.String("principal", "", `start a new run for this principal, e.g. {"id":"cust_42","permissions":["refunds:write"]}`)
 	fs.StringVar(&cf.initState, "state", "", "with --principal: the new run's initial state, a JSON object")
 	fs.Int64Var(&cf.maxSteps, "max-steps", 0, "with --principal: the new run's step budget (0: none)")
-	fs.StringVar(&cf.owner, "owner", "", "with --principal: the API key name that owns the new run (that key then sees it over HTTP)")
+	fs.StringVar(&cf.owner, "owner", "", "with --principal: the API key name that owns the new run (stored as OWNER/ID: that key then sees it over HTTP as ID)")
 	fs.StringVar(&cf.newRunID, "run-id", "", "with --principal: the new run's id (default: a fresh one)")
 	fs.StringVar(&cf.callID, "call-id", "", "the model's id for the call (default: a fresh one)")
 	if err := parse(fs, args); err != nil {
@@ -89,6 +97,8 @@ toolgate call --run run_8c1f --tool get_order --args '{"order_id":"ORD-4471"}'`)
 		return nil, fmt.Errorf("%w: give --run RUN, or --principal JSON to start a new run", errUsage)
 	case cf.runID != "" && (cf.initState != "" || cf.maxSteps != 0 || cf.owner != "" || cf.newRunID != ""):
 		return nil, fmt.Errorf("%w: --state, --max-steps, --owner and --run-id go with --principal (a new run)", errUsage)
+	case cf.key != "" && cf.runID == "":
+		return nil, fmt.Errorf("%w: --key goes with --run (a new run's key is --owner)", errUsage)
 	case cf.maxSteps < 0:
 		return nil, fmt.Errorf("%w: --max-steps must not be negative", errUsage)
 	}
@@ -110,7 +120,16 @@ toolgate call --run run_8c1f --tool get_order --args '{"order_id":"ORD-4471"}'`)
 // startRun starts the new run the flags describe and returns its id,
 // warning on stderr when the store keeps nothing after the command.
 func (cf *callFlags) startRun(ctx context.Context, e *env, gw *toolgate.Gateway) (string, error) {
-	run, err := gw.StartRun(ctx, toolgate.RunOptions{ID: cf.newRunID, Principal: cf.principal, State: json.RawMessage(cf.initState),
+	id := cf.newRunID
+	if cf.owner != "" {
+		// Stored under its key, as the server stores the runs a key
+		// starts: the key sees it (and runs show --key finds it) as id.
+		if id == "" {
+			id = toolgate.NewRunID()
+		}
+		id = types.ScopedRunID(cf.owner, id)
+	}
+	run, err := gw.StartRun(ctx, toolgate.RunOptions{ID: id, Principal: cf.principal, State: json.RawMessage(cf.initState),
 		MaxSteps: cf.maxSteps, Owner: cf.owner})
 	if err != nil {
 		return "", err

@@ -16,7 +16,7 @@ import (
 func runCheck(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "check", "--config FILE [--offline]", "toolgate check --config toolgate.yaml\ntoolgate check --config toolgate.yaml --offline   # do not connect to the MCP servers")
 	path := fs.String("config", "toolgate.yaml", "the config file")
-	offline := fs.Bool("offline", false, "do not connect to the MCP servers: check the file alone (tools: entries that override imported tools are not checked)")
+	offline := fs.Bool("offline", false, "do not connect to the MCP servers: check the file alone (the declared tools are compiled; tools: entries that override imported tools are not checked, and a name that is not declared is taken to be imported)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // out: it would say the same thing twice.
 func checkProblems(cfg *config.Config, loadErr error) []*config.Problem {
 	ps := configProblems(loadErr)
-	if cfg == nil || cfg.ImportsPending() {
+	if cfg == nil {
 		return ps
 	}
 	env, err := expr.NewEnv()

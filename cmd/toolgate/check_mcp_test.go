@@ -18,12 +18,33 @@ import (
 func mcpImportConfig(t *testing.T, url, extra string) string {
 	t.Helper()
 	text := "store: memory\ndependencies:\n  fx:\n    mcp: {url: " + strconv.Quote(url) + "}\n    import: {tools: [\"*\"], prefix: \"fx_\"}\n" +
+		"  api: {base_url: \"http://127.0.0.1:1\"}\n" +
 		"tools:\n  fx_pay:\n    timeout: {read: 5s}\n" + extra
 	path := filepath.Join(t.TempDir(), "toolgate.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// declaredRefund is a tools: entry of a declared write, refund, with the
+// rule deny, whose owner lookup is an imported tool (fx_echo), and a key
+// whose catalogue names imported tools; its dependency api follows.
+func declaredRefund(deny string) string {
+	return `  refund:
+    description: Refund an order.
+    effect: write
+    dependency: api
+    request: {method: POST, path: /refunds}
+    input_schema:
+      type: object
+      properties: {order_id: {type: string}, amount: {type: integer}}
+      required: [order_id, amount]
+    rules: [{deny: "` + deny + `", message: too much}]
+    owner: {lookup: fx_echo, args: {id: args.order_id}, expect: "result.owner == principal.id"}
+auth:
+  keys: [{name: bot, key: k_1234567890abcdef1234567890, tools: ["fx_echo", "refund", "fx_*"]}]
+`
 }
 
 func TestCheckReportsImports(t *testing.T) {
@@ -44,6 +65,12 @@ func TestCheckReportsImports(t *testing.T) {
 			[]string{"tools.fx_nothing: names no declared tool and no tool imported from fx"}},
 		{"offline", mcpImportConfig(t, "http://127.0.0.1:1/mcp", "  fx_nothing: {effect: read}\n"), []string{"--offline"}, 0,
 			[]string{"ok offline", "not connected to fx", "2 tools: entries"}},
+		// Offline, the declared tools are compiled all the same; a
+		// reference to a tool that may be imported cannot be judged.
+		{"offline, a declared tool's rule", mcpImportConfig(t, "http://127.0.0.1:1/mcp", declaredRefund("args.amont > 10")), []string{"--offline"}, 1,
+			[]string{"tools.refund.rules[0].deny: undefined field 'amont'", "did you mean amount?"}},
+		{"offline, references to tools that may be imported", mcpImportConfig(t, "http://127.0.0.1:1/mcp", declaredRefund("args.amount > 10")), []string{"--offline"}, 0,
+			[]string{"ok offline (1 declared tools, 2 dependencies"}},
 		{"server down", mcpImportConfig(t, "http://127.0.0.1:1/mcp", ""), nil, 1,
 			[]string{"fx: connecting", "--offline checks the file alone"}},
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // runsFixture is a store with the runs agent/p1, other/p1, agent/p2 (as
-// the server stores the runs of keys) and solo (no key), one call each.
+// the server stores the runs of keys: call --owner stores them so) and
+// solo (no key), one call each.
 func runsFixture(t *testing.T) string {
 	t.Helper()
 	cfg, _ := cliSetup(t)
@@ -17,7 +18,7 @@ func runsFixture(t *testing.T) string {
 		args := []string{"call", "--config", cfg, "--principal", `{"id":"cust_42"}`, "--tool", "get_order",
 			"--args", `{"order_id":"ORD-4471"}`, "--run-id", r.id}
 		if r.key != "" {
-			args = append(args, "--owner", r.key, "--run-id", r.key+"/"+r.id)
+			args = append(args, "--owner", r.key)
 		}
 		if code, out, errOut := runCLI(t, args...); code != 0 {
 			t.Fatalf("%q: exit %d\n%s%s", args, code, out, errOut)
@@ -48,6 +49,10 @@ func TestRunsFoundByTheirKeysID(t *testing.T) {
 		{"whatif: one key has it", []string{"whatif", "--run", "p2"}, 0, []string{"1 recorded call judged under"}},
 		{"whatif: --key", []string{"whatif", "--run", "p1", "--key", "agent"}, 0, []string{"1 recorded call judged under"}},
 		{"whatif: none", []string{"whatif", "--run", "nope"}, 1, []string{`no run "nope"`}},
+		{"call: one key has it", []string{"call", "--run", "p2", "--tool", "get_order", "--args", `{"order_id":"ORD-4471"}`}, 0, []string{`"run_id": "agent/p2"`, `"step": 2`}},
+		{"call: --key", []string{"call", "--run", "p1", "--key", "other", "--tool", "get_order", "--args", `{"order_id":"ORD-4471"}`}, 0, []string{`"run_id": "other/p1"`}},
+		{"call: two keys have it", []string{"call", "--run", "p1", "--tool", "get_order"}, 1, []string{"say which with --key"}},
+		{"call: --key without --run", []string{"call", "--key", "agent", "--principal", `{"id":"x"}`, "--tool", "get_order"}, 2, []string{"--key goes with --run"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,7 @@
+//go:build slow
+
+package gotests
+
+import "testing"
+
+func TestOnlyWithTheSlowTag(t *testing.T) {}
