@@ -38,22 +38,7 @@ const SetupWrites = 2
 // timer starts it makes SetupWrites writes per committer, one at a time.
 func MeasureCommits(b *testing.B, s store.Store, committers int) {
 	ctx := b.Context()
-	for i := range committers {
-		run := newRun(fmt.Sprintf("bench-%d", i))
-		run.MaxSteps = 0
-		if err := s.CreateRun(ctx, run); err != nil {
-			b.Fatal(err)
-		}
-		op := newOperation(fmt.Sprintf("bench-op-%d", i))
-		op.RunID = run.ID
-		if _, _, err := s.BeginOperation(ctx, op); err != nil {
-			b.Fatal(err)
-		}
-	}
-	args := json.RawMessage(`{"order_id":"o-1","amount_paise":` + exactLimit + `}`)
-	result := json.RawMessage(`{"ok":true,"data":{"refund_id":"r-1"},"error":null,"observation":"Refunded 500000 paise."}`)
-	state := json.RawMessage(`{"balance":` + exactLimit + `,"refunds":["r-1"]}`)
-
+	seedCommitters(b, s, committers)
 	var next atomic.Int64
 	var failed atomic.Pointer[error]
 	start := make(chan struct{})
@@ -63,17 +48,8 @@ func MeasureCommits(b *testing.B, s store.Store, committers int) {
 		wg.Go(func() {
 			// One Commit value per goroutine, reused: the store copies what
 			// it keeps, so the benchmark measures the store, not the caller.
-			now := time.Now()
-			exec := &types.Execution{
-				RunID: runID, CallID: "toolu_01", Tool: "refund", ArgsHash: "sha256:args", Args: args,
-				OperationKey: key, Code: types.CodeOK, OK: true, SideEffect: types.SideEffectCommitted,
-				Attempts: 1, StartedAt: now, FinishedAt: now, Result: result,
-			}
-			c := &store.Commit{
-				Execution: exec,
-				Operation: &store.OperationUpdate{Key: key, Status: types.OpCompleted, Result: result, At: now},
-				NewState:  state,
-			}
+			c := committerCommit(runID, key, time.Now())
+			exec := c.Execution
 			<-start
 			for next.Add(1) <= int64(b.N) {
 				exec.Step = c.ExpectVersion + 1
@@ -93,4 +69,40 @@ func MeasureCommits(b *testing.B, s store.Store, committers int) {
 		b.Fatalf("Commit: %v", *err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// seedCommitters makes each committer's run (no step budget) and begins
+// its operation, bench-%d and bench-op-%d.
+func seedCommitters(b *testing.B, s store.Store, committers int) {
+	ctx := b.Context()
+	for i := range committers {
+		run := newRun(fmt.Sprintf("bench-%d", i))
+		run.MaxSteps = 0
+		if err := s.CreateRun(ctx, run); err != nil {
+			b.Fatal(err)
+		}
+		op := newOperation(fmt.Sprintf("bench-op-%d", i))
+		op.RunID = run.ID
+		if _, _, err := s.BeginOperation(ctx, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// committerCommit is the commit a committer repeats: a refund's execution
+// row, the operation key's settlement and a new state, as the pipeline
+// commits them.
+func committerCommit(runID, key string, now time.Time) *store.Commit {
+	args := json.RawMessage(`{"order_id":"o-1","amount_paise":` + exactLimit + `}`)
+	result := json.RawMessage(`{"ok":true,"data":{"refund_id":"r-1"},"error":null,"observation":"Refunded 500000 paise."}`)
+	state := json.RawMessage(`{"balance":` + exactLimit + `,"refunds":["r-1"]}`)
+	return &store.Commit{
+		Execution: &types.Execution{
+			RunID: runID, CallID: "toolu_01", Tool: "refund", ArgsHash: "sha256:args", Args: args,
+			OperationKey: key, Code: types.CodeOK, OK: true, SideEffect: types.SideEffectCommitted,
+			Attempts: 1, StartedAt: now, FinishedAt: now, Result: result,
+		},
+		Operation: &store.OperationUpdate{Key: key, Status: types.OpCompleted, Result: result, At: now},
+		NewState:  state,
+	}
 }
