@@ -254,15 +254,17 @@ func writeResult(b *strings.Builder, res *types.Result, max int) *types.Omitted 
 }
 
 // noteOmitted tells the model what the result's text left out: list items
-// (and how to see others) or bytes.
+// (and how to see others) or bytes; nothing when it left out neither (an
+// answer nested too deep, shown whole as text: success says so).
 func noteOmitted(b *strings.Builder, omitted *types.Omitted) {
-	if omitted.Total > 0 {
+	switch {
+	case omitted.Total > 0:
 		name := omitted.Field
 		if name == "" {
 			name = "items"
 		}
 		fmt.Fprintf(b, " (showing %d of %d %s; the rest were left out of this text. Narrow the query to see others.)", omitted.Shown, omitted.Total, name)
-	} else {
+	case omitted.TotalBytes > 0:
 		fmt.Fprintf(b, " (showing %d of %d bytes; the rest was cut. Ask for a narrower result if you need it.)", omitted.ShownBytes, omitted.TotalBytes)
 	}
 }

@@ -92,6 +92,19 @@ func TestSuccessObservation(t *testing.T) {
 	}
 }
 
+// An answer nested too deep is carried whole as text: the observation says
+// so, and does not claim that anything was cut.
+func TestDeepAnswerObservation(t *testing.T) {
+	r := types.OK(json.RawMessage(`"[[[[1]]]]"`), types.Meta{Tool: "get_tree"})
+	Annotate(r, &Facts{DataDepth: 130, MaxBytes: 4096})
+	if !strings.Contains(r.Observation, "nested 130 levels deep") || strings.Contains(r.Observation, "showing") {
+		t.Errorf("observation: %s", r.Observation)
+	}
+	if r.Meta.Omitted == nil || r.Meta.Omitted.Depth != 130 || r.Meta.Omitted.TotalBytes != 0 {
+		t.Errorf("meta.omitted = %+v, want depth 130 and nothing cut", r.Meta.Omitted)
+	}
+}
+
 func TestReplayObservation(t *testing.T) {
 	at := time.Date(2026, 11, 30, 11, 4, 14, 0, time.UTC)
 	r := types.OK(json.RawMessage(`{"refund_id":"RF-1"}`), types.Meta{Tool: "issue_refund", Replayed: true, IdempotencyKey: "refund:ORD-1:5:r1"})
