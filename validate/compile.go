@@ -214,16 +214,8 @@ func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name s
 		c.Effect = types.EffectWrite
 	}
 
-	args, ps := compileSchema(schemas, name, spec.InputSchema)
-	problems = append(problems, ps...)
-	if args != nil {
-		c.args = args
-		c.Required = args.required
-		c.Properties = args.props
-	}
-	out, ps := compileOutput(schemas, name, spec.OutputSchema)
-	problems = append(problems, ps...)
-	c.output = out
+	problems = append(problems, c.compileSchemas(schemas, spec)...)
+	args := c.args
 	// knownArg reports whether a template or path may use an argument; it
 	// is lenient when the schema did not compile (that is reported).
 	knownArg := func(arg string) bool { return c.args == nil || c.args.declares(arg) }
@@ -249,19 +241,7 @@ func compileTool(cfg *config.Config, env *expr.Env, schemas *schemaCache, name s
 		c.Rules = append(c.Rules, compileRule(env, i, r, c, knownArg, bad))
 	}
 
-	// Idempotency key.
-	if spec.Idempotency.Key != "" {
-		if t, err := expr.ParseTemplate(spec.Idempotency.Key); err != nil {
-			bad("idempotency.key", "%v", err)
-		} else {
-			c.KeyTemplate = t
-			for _, a := range t.Args() {
-				if !knownArg(a) {
-					bad("idempotency.key", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
-				}
-			}
-		}
-	}
+	c.compileKey(spec.Idempotency.Key, knownArg, bad)
 
 	c.Quotas = compileQuotas(env, spec.Quotas, bad)
 
@@ -369,6 +349,38 @@ func compileState(env *expr.Env, state map[string]string, bad func(key, format s
 	return exprs
 }
 
+// compileSchemas compiles the tool's input and output schemas into c.
+func (c *Compiled) compileSchemas(schemas *schemaCache, spec *config.Tool) []*Problem {
+	args, problems := compileSchema(schemas, c.Name, spec.InputSchema)
+	if args != nil {
+		c.args = args
+		c.Required = args.required
+		c.Properties = args.props
+	}
+	out, ps := compileOutput(schemas, c.Name, spec.OutputSchema)
+	c.output = out
+	return append(problems, ps...)
+}
+
+// compileKey compiles the idempotency.key template (none: the key is a
+// hash), whose placeholders must be the tool's arguments.
+func (c *Compiled) compileKey(src string, knownArg func(string) bool, bad func(key, format string, a ...any)) {
+	if src == "" {
+		return
+	}
+	t, err := expr.ParseTemplate(src)
+	if err != nil {
+		bad("idempotency.key", "%v", err)
+		return
+	}
+	c.KeyTemplate = t
+	for _, a := range t.Args() {
+		if !knownArg(a) {
+			bad("idempotency.key", "placeholder {%s} is not an argument of the tool (arguments: %s)", a, orNone(c.args.props))
+		}
+	}
+}
+
 // compileLookup compiles an owner or verify block of tool name.
 func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup) (map[string]*expr.Program, *expr.Program, []*Problem) {
 	name, env := c.Name, c.env
@@ -424,6 +436,13 @@ func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup
 		}
 	}
 
+	return progs, compileLookupJudge(env, block, spec, bad), problems
+}
+
+// compileLookupJudge compiles the condition a lookup's answer is judged
+// by: an owner block's expect, a verify block's found (the other key is
+// a problem there).
+func compileLookupJudge(env *expr.Env, block string, spec *config.Lookup, bad func(key, format string, a ...any)) *expr.Program {
 	judgeKey, judgeSrc, otherKey, otherSrc := ".expect", spec.Expect, ".found", spec.Found
 	if block == "verify" {
 		judgeKey, judgeSrc, otherKey, otherSrc = ".found", spec.Found, ".expect", spec.Expect
@@ -431,15 +450,16 @@ func (v *Validator) compileLookup(c *Compiled, block string, spec *config.Lookup
 	if otherSrc != "" {
 		bad(otherKey, "is not used by %s; write the condition as %s", block, strings.TrimPrefix(judgeKey, "."))
 	}
-	var judge *expr.Program
 	if strings.TrimSpace(judgeSrc) == "" {
 		bad(judgeKey, "is empty; write a CEL condition over result (the lookup's data), args and principal")
-	} else if p, err := env.CompileBool(judgeSrc); err != nil {
-		bad(judgeKey, "%v", err)
-	} else {
-		judge = p
+		return nil
 	}
-	return progs, judge, problems
+	p, err := env.CompileBool(judgeSrc)
+	if err != nil {
+		bad(judgeKey, "%v", err)
+		return nil
+	}
+	return p
 }
 
 // Tool returns the compiled tool of that name.
