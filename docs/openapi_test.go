@@ -2,7 +2,6 @@ package docs
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -46,20 +45,9 @@ func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 		}
 	}
 	registered := map[string]string{}
-	for _, dir := range []string{"../server", "../cmd/toolgate"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			for _, m := range routePattern.FindAllStringSubmatch(read(t, f), -1) {
-				if !notInOpenAPI[m[1]] {
-					registered[strings.ReplaceAll(m[1], "{$}", "")] = filepath.ToSlash(f[3:])
-				}
-			}
+	for _, rt := range registeredRoutes(t) {
+		if !notInOpenAPI[rt.pattern] {
+			registered[strings.ReplaceAll(rt.pattern, "{$}", "")] = rt.file
 		}
 	}
 	for route, file := range registered {

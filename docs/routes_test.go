@@ -14,6 +14,25 @@ var routePattern = regexp.MustCompile(`Pattern: "([^"]+)"`)
 // docs/http-api.md.
 func TestRoutesDocumented(t *testing.T) {
 	doc := read(t, "http-api.md")
+	for _, rt := range registeredRoutes(t) {
+		route := strings.ReplaceAll(rt.pattern, "{$}", "")
+		heading := "### `" + route + "`"
+		if !strings.Contains(doc, heading+"\n") {
+			t.Errorf("route %q (registered in %s) is not documented in docs/http-api.md: add a section headed %q with its request, its answer and its status codes", rt.pattern, rt.file, heading)
+		}
+	}
+}
+
+// registeredRoute is a route pattern the server or `toolgate serve`
+// registers, and the file (from the repository's root) that does.
+type registeredRoute struct{ pattern, file string }
+
+// registeredRoutes reads the route patterns of server/ and cmd/toolgate/
+// (routePattern over their non-test files). Fewer than ten means the
+// pattern that finds them is stale.
+func registeredRoutes(t *testing.T) []registeredRoute {
+	t.Helper()
+	var out []registeredRoute
 	for _, dir := range []string{"../server", "../cmd/toolgate"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
@@ -24,12 +43,12 @@ func TestRoutesDocumented(t *testing.T) {
 				continue
 			}
 			for _, m := range routePattern.FindAllStringSubmatch(read(t, f), -1) {
-				route := strings.ReplaceAll(m[1], "{$}", "")
-				heading := "### `" + route + "`"
-				if !strings.Contains(doc, heading+"\n") {
-					t.Errorf("route %q (registered in %s) is not documented in docs/http-api.md: add a section headed %q with its request, its answer and its status codes", m[1], filepath.ToSlash(f[3:]), heading)
-				}
+				out = append(out, registeredRoute{m[1], filepath.ToSlash(f[3:])})
 			}
 		}
 	}
+	if len(out) < 10 {
+		t.Fatalf("found %d routes in server/ and cmd/toolgate/; the pattern that finds them is stale", len(out))
+	}
+	return out
 }
