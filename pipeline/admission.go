@@ -75,9 +75,7 @@ func (p *Pipeline) admit(ctx context.Context, f *flight, refusal *validate.Refus
 // then takes its step in the commit of its row, as one answered before
 // the store admitted it; a write begun with its step takes none.
 func (p *Pipeline) awaitRecords(ctx context.Context, f *flight) *types.Result {
-	ctx, cancel := p.admitCtx(ctx, f)
-	defer cancel()
-	res := p.flushKey(ctx, f.key)
+	res := p.flushKey(ctx, f.key, f.deadline)
 	if res != nil && f.admission == limited {
 		f.answeredUnadmitted()
 	}

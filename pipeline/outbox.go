@@ -142,14 +142,16 @@ func (p *Pipeline) forget(k *kept) {
 
 // flushKey waits until the kept records of key's operation, if any, are
 // written, before a repeat of it is judged: nil then, or the repeat's
-// answer (store_unavailable) when ctx ends first. Only the outbox's
-// writer writes them: a try whose outcome is unknown is then always over
-// before the next looks for its row.
-func (p *Pipeline) flushKey(ctx context.Context, key string) *types.Result {
+// answer (store_unavailable) when until (on the pipeline's clock) or ctx
+// comes first. Only the outbox's writer writes them: a try whose outcome
+// is unknown is then always over before the next looks for its row. The
+// common case, nothing kept, costs a look under the lock and no timer.
+func (p *Pipeline) flushKey(ctx context.Context, key string, until time.Time) *types.Result {
 	if key == "" {
 		return nil
 	}
 	o := &p.outbox
+	bounded := false
 	for {
 		var k *kept
 		o.mu.Lock()
@@ -162,6 +164,14 @@ func (p *Pipeline) flushKey(ctx context.Context, key string) *types.Result {
 		o.mu.Unlock()
 		if k == nil {
 			return nil
+		}
+		if !bounded {
+			// Durations, not deadlines: the pipeline's clock may not be
+			// the wall's.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, until.Sub(p.clock.Now()))
+			defer cancel()
+			bounded = true
 		}
 		select {
 		case <-k.done:
