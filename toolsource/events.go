@@ -17,38 +17,44 @@ type MCPEvents struct {
 // servers nothing is ever told.
 func (s *Sources) OnMCPEvents(e MCPEvents) (stop func()) { return s.events.add(e) }
 
-// mcpEvents fans the pool's catalogue notifications out to the edges.
-type mcpEvents struct {
+// subscribers is a set of callbacks that may come and go while others
+// are being told.
+type subscribers[T any] struct {
 	mu   sync.Mutex
-	subs map[int]MCPEvents
+	subs map[int]T
 	next int
 }
 
-func (m *mcpEvents) add(e MCPEvents) func() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.subs == nil {
-		m.subs = map[int]MCPEvents{}
+// add registers v; the returned func unregisters it.
+func (s *subscribers[T]) add(v T) (stop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs == nil {
+		s.subs = map[int]T{}
 	}
-	id := m.next
-	m.next++
-	m.subs[id] = e
+	id := s.next
+	s.next++
+	s.subs[id] = v
 	return func() {
-		m.mu.Lock()
-		delete(m.subs, id)
-		m.mu.Unlock()
+		s.mu.Lock()
+		delete(s.subs, id)
+		s.mu.Unlock()
 	}
 }
 
-func (m *mcpEvents) all() []MCPEvents {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]MCPEvents, 0, len(m.subs))
-	for _, e := range m.subs {
-		out = append(out, e)
+// all returns the registered callbacks, to be called without the lock.
+func (s *subscribers[T]) all() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]T, 0, len(s.subs))
+	for _, v := range s.subs {
+		out = append(out, v)
 	}
 	return out
 }
+
+// mcpEvents fans the pool's catalogue notifications out to the edges.
+type mcpEvents struct{ subscribers[MCPEvents] }
 
 func (m *mcpEvents) resourceUpdated(dep, uri string) {
 	for _, e := range m.all() {

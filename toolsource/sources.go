@@ -58,8 +58,8 @@ type Sources struct {
 	set   func(*config.Config) error // swaps the pipeline's tools
 	log   func(msg string, args ...any)
 	hook  func(dependency string, err error)
-	subs  map[int]func(*config.Config)
-	next  int
+
+	toolsChanged subscribers[func(*config.Config)] // OnToolsChanged
 
 	events mcpEvents // resources and prompts (events.go)
 }
@@ -161,7 +161,7 @@ func (s *Sources) changed(dep string, tools []config.ImportedTool) {
 	} else {
 		s.lists = lists
 		s.log("MCP server's tools refreshed", "dependency", dep, "tools", len(tools))
-		for _, f := range s.subs {
+		for _, f := range s.toolsChanged.all() {
 			f(merged)
 		}
 	}
@@ -174,19 +174,7 @@ func (s *Sources) changed(dep string, tools []config.ImportedTool) {
 // an MCP server's refreshed list was merged, after calls see it. The
 // returned func unregisters f. Without MCP servers f is never called.
 func (s *Sources) OnToolsChanged(f func(*config.Config)) (stop func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.subs == nil {
-		s.subs = map[int]func(*config.Config){}
-	}
-	id := s.next
-	s.next++
-	s.subs[id] = f
-	return func() {
-		s.mu.Lock()
-		delete(s.subs, id)
-		s.mu.Unlock()
-	}
+	return s.toolsChanged.add(f)
 }
 
 // Close stops the pool (and every stdio server).
