@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,21 +58,27 @@ func askingUpstream(t *testing.T) string {
 
 // host is an MCP host connected to toolgate that answers elicitation with
 // its name (or declines, without one) and sampling with "hello from NAME";
-// it keeps the progress and log notifications it got.
+// it keeps the progress and log notifications it got. A notification may
+// be handled after the call's answer: progressed says when one was.
 type host struct {
-	mu       sync.Mutex
-	progress []string
-	logs     []string
+	mu         sync.Mutex
+	progress   []string
+	logs       []string
+	progressed chan struct{}
 }
 
 func connectHost(t *testing.T, url, name string, capable bool) (*mcp.ClientSession, *host) {
 	t.Helper()
-	h := &host{}
+	h := &host{progressed: make(chan struct{}, 16)}
 	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			h.mu.Lock()
 			h.progress = append(h.progress, fmt.Sprint(r.Params.ProgressToken, " ", r.Params.Message))
 			h.mu.Unlock()
+			select {
+			case h.progressed <- struct{}{}:
+			default:
+			}
 		},
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			h.mu.Lock()
@@ -161,6 +168,11 @@ func TestRelayToCaller(t *testing.T) {
 		img, ok := o.res.Content[2].(*mcp.ImageContent)
 		if !ok || string(img.Data) != "PNG" || img.MIMEType != "image/png" || img.Annotations == nil || len(img.Annotations.Audience) != 1 {
 			t.Errorf("%q: the image block: %#v", name, o.res.Content[2])
+		}
+		select {
+		case <-o.h.progressed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%q: no progress notification within 10 s of the answer", name)
 		}
 		o.h.mu.Lock()
 		if got := strings.Join(o.h.progress, ","); got != fmt.Sprintf("tok-%d done", i) {
