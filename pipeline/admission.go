@@ -135,9 +135,12 @@ func (p *Pipeline) admissionFailed(f *flight, err error) *types.Result {
 // exhausted answers a call refused for its run's step budget, of
 // maxSteps steps.
 func exhausted(maxSteps int64) *types.Result {
-	return types.Fail(types.CodeStepBudgetExhausted,
-		fmt.Sprintf("This run has used all of its %d steps. Stop and report what was done so far.", maxSteps), types.Meta{})
+	return types.Fail(types.CodeStepBudgetExhausted, fmt.Sprintf(exhaustedFormat, maxSteps), types.Meta{})
 }
+
+// exhaustedFormat is the message of step_budget_exhausted, of the run's
+// max_steps.
+const exhaustedFormat = "This run has used all of its %d steps. Stop and report what was done so far."
 
 // storeUnavailable answers a call the store could not admit (it could not
 // be reached, did not answer in time, or the process could not confirm its

@@ -171,3 +171,21 @@ func TestApprovedActionStillMeetsDenyRules(t *testing.T) {
 		t.Fatal("an approved action a deny rule refuses reached the provider")
 	}
 }
+
+// TestExhaustedRunAsksForNoApproval: a run with no steps left is answered
+// step_budget_exhausted before any I/O of stage 1, so a call that would
+// need a person's approval creates no approval request for nobody to use.
+func TestExhaustedRunAsksForNoApproval(t *testing.T) {
+	b := setup(t, setupOpts{honourKeys: true, mutate: approvalRule, maxSteps: 1})
+	// The run's one step: any call takes it.
+	if res := b.call("get_order", map[string]any{"order_id": "ORD-1"}); res.Code() == types.CodeStepBudgetExhausted {
+		t.Fatalf("first call: %s", res.Code())
+	}
+	res := b.call("issue_refund", refundArgs(800000))
+	if res.Code() != types.CodeStepBudgetExhausted || res.Meta.ApprovalID != "" {
+		t.Fatalf("want step_budget_exhausted with no approval, got %s (approval %q)", res.Code(), res.Meta.ApprovalID)
+	}
+	if pending, _ := b.gw.Approvals(context.Background(), store.ApprovalPending, 10); len(pending) != 0 {
+		t.Errorf("an exhausted run created approval requests: %+v", pending)
+	}
+}

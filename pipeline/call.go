@@ -68,12 +68,9 @@ func (p *Pipeline) callRun(ctx context.Context, call *types.Call, run *types.Run
 // feedback and recording (finish).
 func (p *Pipeline) run(ctx context.Context, f *flight) (res *types.Result) {
 	defer p.recoverRun(f, &res)
-	if f.run.MaxSteps > 0 && f.run.Step >= f.run.MaxSteps {
-		return exhausted(f.run.MaxSteps)
-	}
 
-	// 1 validate: the pure checks, cheapest first, then approval and
-	// ownership (I/O) last.
+	// 1 validate: the pure checks, cheapest first, then the step budget,
+	// then approval and ownership (I/O) last.
 	refusal, res := p.judge(ctx, f)
 	if res != nil {
 		return res

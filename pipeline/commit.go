@@ -40,7 +40,7 @@ func (p *Pipeline) stateUpdate(f *flight, res *types.Result) stateChange {
 	answer, err := jsontext.Decode(res.Data)
 	if err == nil {
 		u.answer = answer
-		u.patch, err = statePatch(f, answer, f.state)
+		u.patch, err = statePatch(f, answer, f.checked.Vars.State)
 	}
 	if err == nil {
 		err = checkStateSize(f.cfg.tools, f.run.State, u.patch)

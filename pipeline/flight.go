@@ -29,7 +29,6 @@ type flight struct {
 	expectKey string // Reconcile: the operation this call may only settle
 
 	// 1 validate (judge, bind, approve, refused).
-	state      map[string]any // decoded only for tools whose expressions see it
 	checked    *validate.Checked
 	spec       *config.Tool
 	key        string // the operation key, for a tool that is not a read

@@ -17,23 +17,14 @@ type live struct {
 	// no dependency of its own ("tool:" and its name), made once here
 	// rather than at every attempt.
 	toolDeps map[string]string
-	// seesState holds the tools whose expressions (rules, state
-	// expressions, owner and verify arguments, quotas) can see the run's
-	// state: judge decodes the state for these only.
-	seesState map[string]bool
 }
 
 // newLive is the compiled configuration of cfg under v.
 func newLive(cfg *config.Config, v *validate.Validator) *live {
-	l := &live{tools: cfg, validator: v, toolDeps: map[string]string{}, seesState: map[string]bool{}}
+	l := &live{tools: cfg, validator: v, toolDeps: map[string]string{}}
 	for _, spec := range cfg.Tools {
 		if spec != nil && spec.Dependency == "" {
 			l.toolDeps[spec.Name] = "tool:" + spec.Name
-		}
-	}
-	for _, name := range v.Names() {
-		if c, ok := v.Tool(name); ok && (len(c.Rules) > 0 || len(c.StateExprs) > 0 || c.OwnerArgs != nil || c.VerifyArgs != nil || len(c.Quotas) > 0) {
-			l.seesState[name] = true
 		}
 	}
 	return l

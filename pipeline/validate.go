@@ -10,32 +10,29 @@ import (
 
 	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/monitor"
-	"github.com/toolgate/toolgate/state"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
 	"github.com/toolgate/toolgate/validate"
 )
 
-// judge runs stage 1 against f.run: the pure checks, cheapest first, then
-// approvals and ownership (I/O) last. It answers the refusal, if any, or a
-// result when the call cannot be judged at all. The state is decoded only
-// for tools whose expressions can see it.
+// judge runs stage 1 against f.run: the pure checks, cheapest first; then,
+// for a call not yet admitted, the run's step budget; then approvals and
+// ownership (I/O) last. It answers the refusal, if any, or the result of a
+// call that must not go on: a run with no steps left (nothing is done and
+// no step taken).
 func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *types.Result) {
-	f.state = nil
-	if f.cfg.seesState[f.call.Tool] {
-		st, err := state.Decode(f.run.State)
-		if err != nil {
-			return nil, types.Fail(types.CodeInternalError, "the run's state could not be read; escalate.", types.Meta{})
-		}
-		f.state = st
-	}
 	in := &validate.Input{
 		Tool: f.call.Tool, Args: f.call.Args, Principal: &f.run.Principal,
-		State: f.state, RunID: f.run.PublicID(), CallID: f.call.CallID,
+		State: f.run.State, RunID: f.run.PublicID(), CallID: f.call.CallID,
 		Key: f.run.Owner,
 	}
 	for {
 		checked, refusal := f.cfg.validator.Check(in)
+		if f.admission == notAdmitted && f.run.MaxSteps > 0 && f.run.Step >= f.run.MaxSteps {
+			// Checked once the call is judged pure, before any I/O: an
+			// exhausted run asks for no approval and makes no lookup.
+			return nil, types.Fail(types.CodeStepBudgetExhausted, fmt.Sprintf(exhaustedFormat, f.run.MaxSteps), types.Meta{})
+		}
 		if checked != nil {
 			f.bind(checked)
 		}

@@ -120,7 +120,7 @@ func FuzzValidateArgs(f *testing.F) {
 	valid := []string{"address", "amount_paise", "items", "order_id", "reason"}
 	f.Fuzz(func(t *testing.T, args []byte) {
 		c, r := v.Check(&validate.Input{Tool: "issue_refund", Args: args, Principal: principal,
-			State: map[string]any{}, RunID: "r1", CallID: "c1"})
+			State: json.RawMessage(`{}`), RunID: "r1", CallID: "c1"})
 		// A refusal by a rule comes with the checked call (approvals bind
 		// to it); any other result is exactly one of the two.
 		if c == nil && r == nil || c != nil && r != nil && r.Rule < 0 {

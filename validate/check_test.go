@@ -39,7 +39,7 @@ func runRefusals(t *testing.T, tests []refusalCase) {
 				in.Principal = alice
 			}
 			if tt.state != "" {
-				in.State = decodeState(t, tt.state)
+				in.State = json.RawMessage(tt.state)
 			}
 			checked, r := v.Check(in)
 			if r == nil {
@@ -293,7 +293,7 @@ func TestRuleDefaultMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustRefuse(t, v, &Input{Tool: "issue_refund", Args: json.RawMessage(tt.args), Principal: alice, State: decodeState(t, tt.state)})
+			r := mustRefuse(t, v, &Input{Tool: "issue_refund", Args: json.RawMessage(tt.args), Principal: alice, State: json.RawMessage(tt.state)})
 			if r.Code != tt.code {
 				t.Errorf("code = %s, want %s", r.Code, tt.code)
 			}
@@ -346,7 +346,7 @@ func BenchmarkCheck(b *testing.B) {
 		Tool:      "issue_refund",
 		Args:      json.RawMessage(`{"order_id":"ORD-4471","amount_paise":425000,"reason":"late"}`),
 		Principal: alice,
-		State:     map[string]any{"refunded_paise": json.Number("1000")},
+		State:     json.RawMessage(`{"refunded_paise":1000}`),
 		RunID:     "r1",
 		CallID:    "toolu_1",
 	}

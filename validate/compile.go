@@ -82,6 +82,10 @@ type Compiled struct {
 	// not read the state shares the slot with others like it.
 	StateReader bool
 
+	// seesState: the tool has expressions, which can see the run's state
+	// (Check decodes it for these only).
+	seesState bool
+
 	args   *argSchema
 	output *outputSchema // nil: no output_schema
 	// ownerIDArgs are this tool's arguments that owner.args passes through
@@ -182,6 +186,7 @@ func Compile(cfg *config.Config, env *expr.Env) (*Validator, error) {
 		}
 	}
 	for _, c := range v.tools {
+		c.seesState = hasExpressions(c.Spec)
 		c.StateReader = c.readsState()
 		c.StateWriter = c.StateReader || len(c.StateExprs) > 0
 	}

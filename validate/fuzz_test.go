@@ -23,7 +23,7 @@ func FuzzCheck(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	v := setup(f)
-	state := map[string]any{"goodwill_refunds": json.Number("0")}
+	state := json.RawMessage(`{"goodwill_refunds":0}`)
 	f.Fuzz(func(t *testing.T, args []byte) {
 		for _, tool := range v.Names() {
 			c, r := v.Check(&Input{Tool: tool, Args: args, Principal: alice, State: state, RunID: "r1", CallID: "c1"})

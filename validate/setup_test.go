@@ -139,12 +139,3 @@ var bob = &types.Principal{ID: "cust_7"}
 // limitless may refund but has no limits, so the limit rule cannot be
 // evaluated.
 var limitless = &types.Principal{ID: "cust_9", Permissions: []string{"refunds:write"}}
-
-func decodeState(t testing.TB, s string) map[string]any {
-	t.Helper()
-	m, err := jsontext.DecodeObject(json.RawMessage(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}

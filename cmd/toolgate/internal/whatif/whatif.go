@@ -136,12 +136,8 @@ func judgeRun(v *validate.Validator, run *types.Run, rows []types.Execution) ([]
 			// A replay was judged with its original; a budget refusal or a
 			// wait for the run's state-writer slot is not the config's.
 		} else {
-			decoded, err := state.Decode(st)
-			if err != nil {
-				return nil, err
-			}
 			checked, refusal := v.Check(&validate.Input{Tool: r.Tool, Args: r.Args, Principal: &run.Principal,
-				State: decoded, RunID: run.ID, CallID: r.CallID, Key: run.Owner})
+				State: st, RunID: run.ID, CallID: r.CallID, Key: run.Owner})
 			now := Verdict{Allowed: true}
 			switch {
 			case refusal != nil:
