@@ -24,7 +24,8 @@ import (
 // execute is stages 2 and 3 proper: the tool's attempts under its breaker
 // and retry policy, and what their outcome means for a write's operation.
 func (p *Pipeline) execute(ctx context.Context, f *flight) *types.Result {
-	out := p.attempts(ctx, f.cfg, f.request(f.spec, f.checked.Args))
+	req := f.request(f.spec, f.checked.Args)
+	out := p.attempts(ctx, f.cfg, req)
 	f.attempts, f.retries = out.attempts, out.retries
 	if out.resp == nil {
 		res := p.failed(f, out)
@@ -277,6 +278,26 @@ func (p *Pipeline) lookup(ctx context.Context, cfg *live, deadline time.Time, pu
 		return nil, &execute.Failure{Kind: execute.KindConnectFailed, Code: types.CodeCircuitOpen, Message: out.open.Error(), Transient: true}
 	}
 	return nil, out.fail
+}
+
+// reader makes a checked call's reads (validate.Reader) as lookups under
+// the call's configuration, within deadline; purpose names them in spans
+// and rows.
+type reader struct {
+	p        *Pipeline
+	cfg      *live
+	deadline time.Time
+	purpose  monitor.Purpose
+}
+
+// Read sends the lookup l. A read that was cancelled, or that ctx's
+// deadline ended, timed out.
+func (r reader) Read(ctx context.Context, l *validate.Lookup) (json.RawMessage, *validate.ReadError) {
+	data, fail := r.p.lookup(ctx, r.cfg, r.deadline, r.purpose, l)
+	if fail == nil {
+		return data, nil
+	}
+	return nil, &validate.ReadError{Code: fail.Code, Message: fail.Message, TimedOut: fail.Kind == execute.KindCanceled || ctx.Err() != nil}
 }
 
 // PurposeKey is the attribute of attempt and lookup spans saying why the

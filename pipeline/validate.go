@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolgate/toolgate/execute"
 	"github.com/toolgate/toolgate/monitor"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/types"
@@ -177,23 +176,13 @@ func orDash(s string) string {
 }
 
 // checkOwner is the last validation step: the object must belong to the
-// principal, by the tool's owner lookup (validate prepared its arguments).
-// It runs before the call's deadline is set and on a context that is never
-// cancelled, so it bounds the lookup itself: by the call's total timeout,
-// counted from the call's start.
+// principal, by the tool's owner lookup (validate.Validator.CheckOwner,
+// which this reads for). It runs before the call's deadline is set and on
+// a context that is never cancelled, so it bounds the lookup itself: by
+// the call's total timeout, counted from the call's start.
 func (p *Pipeline) checkOwner(ctx context.Context, f *flight) *validate.Refusal {
 	deadline := f.started.Add(f.spec.Timeout.Total.D())
 	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(p.clock.Now()))
 	defer cancel()
-	data, fail := p.lookup(ctx, f.cfg, deadline, monitor.PurposeOwner, f.checked.Owner)
-	switch {
-	case fail != nil && (fail.Kind == execute.KindCanceled || ctx.Err() != nil):
-		// The lookup did not answer within the call's deadline. A read:
-		// nothing was done, and the call may be repeated.
-		return &validate.Refusal{Code: types.CodeTimeout, Message: fmt.Sprintf("the ownership check with %s did not answer within the call's deadline of %s. Nothing was done; try again later", f.spec.Owner.Lookup, f.spec.Timeout.Total), Rule: -1}
-	case fail != nil && fail.Code != types.CodeRejected:
-		return &validate.Refusal{Code: fail.Code, Message: fmt.Sprintf("the ownership check with %s could not be made: %s. Nothing was done", f.spec.Owner.Lookup, fail.Message), Rule: -1}
-	}
-	// A rejection says there is no such object for us to see.
-	return f.checked.OwnerVerdict(data, fail == nil)
+	return f.cfg.validator.CheckOwner(ctx, f.checked, reader{p: p, cfg: f.cfg, deadline: deadline, purpose: monitor.PurposeOwner})
 }

@@ -81,22 +81,11 @@ func (p *Pipeline) settleByVerify(ctx context.Context, f *flight, what string) *
 	return types.Fail(types.CodeUnknownOutcome, what, types.Meta{})
 }
 
-// verify runs the tool's verify read: found reports whether the write is
-// seen to have happened.
+// verify runs the tool's verify read within the call's deadline
+// (validate.Validator.Verify): found reports whether the write is seen to
+// have happened.
 func (p *Pipeline) verify(ctx context.Context, f *flight) (found bool, data json.RawMessage, why string) {
-	l, err := f.cfg.validator.VerifyLookup(f.checked)
-	if err != nil {
-		return false, nil, "the verify read could not be prepared: " + err.Error()
-	}
-	data, fail := p.lookup(ctx, f.cfg, f.deadline, monitor.PurposeVerify, l)
-	if fail != nil {
-		return false, nil, fmt.Sprintf("the verify read %s failed: %s", f.spec.Verify.Lookup, fail.Message)
-	}
-	found, data, err = f.checked.Verified(data)
-	if err != nil {
-		return false, nil, "the verify read's answer could not be judged: " + err.Error()
-	}
-	return found, data, ""
+	return f.cfg.validator.Verify(ctx, f.checked, reader{p: p, cfg: f.cfg, deadline: f.deadline, purpose: monitor.PurposeVerify})
 }
 
 // checkResent is the check of a write that was sent again under its

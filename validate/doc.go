@@ -21,9 +21,10 @@
 // same pass: the arguments of its ownership lookup (Checked.Owner) and,
 // for a write, what it uses of each quota (Checked.Quotas); either one
 // that cannot be evaluated refuses the call. Ownership itself needs the
-// lookup (I/O), which the pipeline runs; Checked.OwnerVerdict judges its
-// answer. A write's verify read is prepared only when the pipeline needs
-// it (VerifyLookup, then Checked.Verified).
+// lookup (I/O): Validator.CheckOwner makes it through the caller's Reader
+// and judges the answer. A write's verify read, which settles an unknown
+// outcome, is prepared, made and judged the same way when it is needed
+// (Validator.Verify).
 //
 // Every refusal message is written for the model that made the call: it
 // names the tool, arguments and values concerned and says what to do next.

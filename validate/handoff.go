@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/toolgate/toolgate/expr"
 	"github.com/toolgate/toolgate/internal/jsontext"
@@ -14,12 +13,12 @@ import (
 )
 
 // What Check hands on to the later stages of a call that passed the rules
-// (prepare): the ownership lookup and a write's quota uses, and, when the
-// pipeline needs it, the verify read; and the verdicts on what those reads
-// bring back (OwnerVerdict, Verified).
+// (prepare): the arguments of its ownership lookup and a write's quota
+// uses. The reads themselves, and the verdicts on their answers, are in
+// reads.go.
 
-// Lookup is a read the pipeline makes for a checked call: the ownership
-// check's (Checked.Owner) or the verify read's (Validator.VerifyLookup).
+// Lookup is a read made for a checked call: its ownership lookup
+// (Checked.Owner) or its verify read.
 type Lookup struct {
 	// Tool is the read tool.
 	Tool *Compiled
@@ -83,15 +82,6 @@ func (c *Checked) quotaUses() ([]QuotaUse, error) {
 	return out, nil
 }
 
-// VerifyLookup is the verify read of c, a call of a tool with a verify
-// block: its tool and its arguments, evaluated over the call.
-func (v *Validator) VerifyLookup(c *Checked) (*Lookup, error) {
-	if c.Tool.Spec.Verify == nil {
-		return nil, fmt.Errorf("%s has no verify read", c.Tool.Name)
-	}
-	return v.lookup(c, c.Tool.Spec.Verify.Lookup, c.Tool.VerifyArgs)
-}
-
 // lookup evaluates a lookup's argument expressions (c.Tool.OwnerArgs or
 // c.Tool.VerifyArgs) over the checked call. The values go through their
 // canonical JSON, so that the read tool is called with arguments of the
@@ -114,103 +104,4 @@ func (v *Validator) lookup(c *Checked, tool string, progs map[string]*expr.Progr
 		return nil, fmt.Errorf("lookup arguments: %w", err)
 	}
 	return &Lookup{Tool: read, Args: args}, nil
-}
-
-// OwnerVerdict judges the answer of c's ownership lookup: nil when the
-// principal owns the object, not_owner when found is false (the lookup
-// said there is no such object for us to see) or owner.expect does not
-// hold of data (fail closed: an answer it cannot be evaluated on too).
-func (c *Checked) OwnerVerdict(data json.RawMessage, found bool) *Refusal {
-	if found && c.Tool.OwnerExpect != nil {
-		if ok, err := judge(c, c.Tool.OwnerExpect, data, "owner.expect"); err == nil && ok {
-			return nil
-		}
-	}
-	return c.notOwner()
-}
-
-// Verified judges the answer of c's verify read: found when verify.found
-// holds of data. answer is what the verified call answers with: the pick
-// of verify.result (canonical JSON) when the tool has one and it can be
-// evaluated, data otherwise.
-func (c *Checked) Verified(data json.RawMessage) (found bool, answer json.RawMessage, err error) {
-	if c.Tool.VerifyFound == nil {
-		return false, nil, fmt.Errorf("%s has no verify check", c.Tool.Name)
-	}
-	vars, err := withResult(c, data, "verify.found")
-	if err != nil {
-		return false, nil, err
-	}
-	found, err = c.Tool.VerifyFound.EvalBool(vars)
-	if err != nil {
-		return false, nil, fmt.Errorf("verify.found (%s): %w", c.Tool.VerifyFound.Source(), err)
-	}
-	if !found {
-		return false, data, nil
-	}
-	if pick := c.Tool.VerifyResult; pick != nil {
-		if picked, err := pick.Eval(vars); err == nil {
-			return true, jsontext.Canonical(picked), nil
-		}
-	}
-	return true, data, nil
-}
-
-func judge(c *Checked, p *expr.Program, data json.RawMessage, key string) (bool, error) {
-	vars, err := withResult(c, data, key)
-	if err != nil {
-		return false, err
-	}
-	ok, err := p.EvalBool(vars)
-	if err != nil {
-		return false, fmt.Errorf("%s (%s): %w", key, p.Source(), err)
-	}
-	return ok, nil
-}
-
-// withResult is a copy of c's vars with result bound to a lookup's data.
-func withResult(c *Checked, data json.RawMessage, key string) (*expr.Vars, error) {
-	vars := *c.Vars
-	vars.Result = nil
-	if len(data) > 0 {
-		d, err := jsontext.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: lookup data: %w", key, err)
-		}
-		vars.Result = d
-	}
-	return &vars, nil
-}
-
-// notOwner is the refusal when the ownership lookup says the object is not
-// the principal's. It names the object's id arguments and their values.
-func (c *Checked) notOwner() *Refusal {
-	var ids []string
-	for _, name := range c.Tool.ownerIDArgs {
-		if val, ok := c.Args[name]; ok {
-			ids = append(ids, fmt.Sprintf("%s %s", name, brief(val)))
-		}
-	}
-	object := "The object this call refers to"
-	if len(ids) > 0 {
-		object = "The object with " + strings.Join(ids, " and ")
-	}
-	who := "this run's principal"
-	if p := c.Vars.Principal; p != nil && p.ID != "" {
-		who = "principal " + p.ID
-	}
-	lookup := ""
-	if o := c.Tool.Spec.Owner; o != nil {
-		lookup = fmt.Sprintf(" (checked with %s)", o.Lookup)
-	}
-	r := &Refusal{
-		Code: types.CodeNotOwner,
-		Message: fmt.Sprintf("%s does not belong to %s%s. Do not retry with the same id: ask the user for the right one, or escalate to a person.",
-			object, who, lookup),
-		Rule: -1,
-	}
-	if len(c.Tool.ownerIDArgs) > 0 {
-		r.Field = c.Tool.ownerIDArgs[0]
-	}
-	return r
 }

@@ -31,7 +31,7 @@ func argsJSON(t *testing.T, l *Lookup) string {
 func TestLookups(t *testing.T) {
 	v := setup(t)
 	c := checkedRefund(t, v, `{"order_id":"ORD-4471","amount_paise":425000}`)
-	verify, err := v.VerifyLookup(c)
+	verify, err := v.verifyLookup(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +78,8 @@ func TestLookups(t *testing.T) {
 	if g.Owner != nil || g.Quotas != nil {
 		t.Errorf("a read without owner: Owner = %+v, Quotas = %+v", g.Owner, g.Quotas)
 	}
-	if _, err := v.VerifyLookup(g); err == nil {
-		t.Error("VerifyLookup on a tool without verify succeeded")
+	if _, err := v.verifyLookup(g); err == nil {
+		t.Error("verifyLookup on a tool without verify succeeded")
 	}
 }
 
@@ -101,9 +101,9 @@ func TestOwnerVerdictAndVerified(t *testing.T) {
 	}
 	for _, tt := range owner {
 		t.Run(tt.name, func(t *testing.T) {
-			r := c.OwnerVerdict(json.RawMessage(tt.data), tt.found)
+			r := c.ownerVerdict(json.RawMessage(tt.data), tt.found)
 			if (r == nil) != tt.owns || (r != nil && r.Code != types.CodeNotOwner) {
-				t.Errorf("OwnerVerdict = %+v, want owns %v", r, tt.owns)
+				t.Errorf("ownerVerdict = %+v, want owns %v", r, tt.owns)
 			}
 		})
 	}
@@ -121,7 +121,7 @@ func TestOwnerVerdictAndVerified(t *testing.T) {
 	}
 	for _, tt := range verified {
 		t.Run(tt.name, func(t *testing.T) {
-			found, answer, err := c.Verified(json.RawMessage(tt.data))
+			found, answer, err := c.verified(json.RawMessage(tt.data))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -129,7 +129,7 @@ func TestOwnerVerdictAndVerified(t *testing.T) {
 				return
 			}
 			if err != nil || found != tt.found || string(answer) != tt.data {
-				t.Errorf("Verified = %v, %s, %v; want %v, %s", found, answer, err, tt.found, tt.data)
+				t.Errorf("verified = %v, %s, %v; want %v, %s", found, answer, err, tt.found, tt.data)
 			}
 		})
 	}
@@ -140,18 +140,18 @@ func TestOwnerVerdictAndVerified(t *testing.T) {
 	if r != nil {
 		t.Fatal(r.Message)
 	}
-	if g.OwnerVerdict(json.RawMessage(`{}`), true) == nil {
-		t.Error("OwnerVerdict on a tool without owner admitted the call")
+	if g.ownerVerdict(json.RawMessage(`{}`), true) == nil {
+		t.Error("ownerVerdict on a tool without owner admitted the call")
 	}
-	if _, _, err := g.Verified(json.RawMessage(`{}`)); err == nil {
-		t.Error("Verified on a tool without verify succeeded")
+	if _, _, err := g.verified(json.RawMessage(`{}`)); err == nil {
+		t.Error("verified on a tool without verify succeeded")
 	}
 }
 
 func TestNotOwner(t *testing.T) {
 	v := setup(t)
 	c := checkedRefund(t, v, `{"order_id":"ORD-4471","amount_paise":425000}`)
-	r := c.OwnerVerdict(nil, false)
+	r := c.ownerVerdict(nil, false)
 	if r == nil || r.Code != types.CodeNotOwner || r.Field != "order_id" || r.Rule != -1 {
 		t.Fatalf("refusal = %+v", r)
 	}
