@@ -48,12 +48,12 @@ type Checked struct {
 	// Vars are ready for the later expressions (Result is nil).
 	Vars *expr.Vars
 	// Owner is the ownership lookup the pipeline makes (its tool and
-	// arguments), nil for a tool without owner:. Set when the call passes
-	// the rules.
+	// arguments), nil for a tool without owner:, or when it could not be
+	// prepared (the call is then refused).
 	Owner *Lookup
 	// Quotas are what a write uses of each of its tool's quotas (key and
-	// amount), in config order; nil for a read. Set when the call passes
-	// the rules.
+	// amount), in config order; nil for a read, or when they could not be
+	// evaluated (the call is then refused).
 	Quotas []QuotaUse
 }
 
@@ -111,7 +111,10 @@ func (r *Refusal) Next() types.Next {
 // comes with the checked call (an approval binds to its arguments' hash),
 // as does one of a call that passed the rules but whose ownership lookup
 // or quota uses cannot be evaluated (prepare); any other refusal comes
-// alone.
+// alone. A checked call is prepared before its rules are judged, so that
+// it carries its lookup and quota uses whatever they decide (an approved
+// call is checked again, without the approval rules); a failed
+// preparation refuses only a call the rules pass, whose refusal says more.
 //
 // A top-level argument declared as an integer is written in its plain form
 // once it passes the schema (425000.0 and 4.25e5 become 425000), so the
@@ -160,6 +163,7 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 		ArgsHash:  jsontext.Hash(canonical),
 		Vars:      vars,
 	}
+	prepared := v.prepare(checked) // refuses only when the rules pass
 	for _, rule := range c.Rules {
 		if rule.Approval && in.SkipApprovalRules {
 			continue
@@ -180,7 +184,7 @@ func (v *Validator) Check(in *Input) (*Checked, *Refusal) {
 			return checked, c.ruleRefusal(rule, vars)
 		}
 	}
-	return checked, v.prepare(checked)
+	return checked, prepared
 }
 
 // unknownTool refuses a name that is not a tool of the caller's catalogue;

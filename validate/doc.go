@@ -17,10 +17,10 @@
 //	                                 for approval rules, rule_error when a
 //	                                 rule cannot be evaluated: fail closed)
 //
-// A call that passes the rules is prepared for the later stages in the
-// same pass: the arguments of its ownership lookup (Checked.Owner) and,
-// for a write, what it uses of each quota (Checked.Quotas); either one
-// that cannot be evaluated refuses the call. Ownership itself needs the
+// A checked call is prepared for the later stages in the same pass: the
+// arguments of its ownership lookup (Checked.Owner) and, for a write, what
+// it uses of each quota (Checked.Quotas); either one that cannot be
+// evaluated refuses a call the rules pass. Ownership itself needs the
 // lookup (I/O): Validator.CheckOwner makes it through the caller's Reader
 // and judges the answer. A write's verify read, which settles an unknown
 // outcome, is prepared, made and judged the same way when it is needed

@@ -12,8 +12,8 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
-// What Check hands on to the later stages of a call that passed the rules
-// (prepare): the arguments of its ownership lookup and a write's quota
+// What Check hands on to the later stages of a checked call (prepare): the
+// arguments of its ownership lookup and a write's quota
 // uses. The reads themselves, and the verdicts on their answers, are in
 // reads.go.
 
@@ -27,9 +27,10 @@ type Lookup struct {
 	Args map[string]any
 }
 
-// prepare computes what the later stages need of a call that passed the
-// rules: its ownership lookup and, for a write, its quota uses. Either
-// failing refuses the call, with the checked call (fail closed).
+// prepare computes what the later stages need of a checked call: its
+// ownership lookup and, for a write, its quota uses. Either failing
+// refuses the call, with the checked call (fail closed), when the rules
+// pass it.
 func (v *Validator) prepare(c *Checked) *Refusal {
 	if owner := c.Tool.Spec.Owner; owner != nil {
 		l, err := v.lookup(c, owner.Lookup, c.Tool.OwnerArgs)

@@ -53,3 +53,42 @@ func TestCheckQuotaUses(t *testing.T) {
 		t.Fatalf("an amount that cannot be evaluated: checked %v, refusal %+v; want rule_error with the checked call", c != nil, r)
 	}
 }
+
+// A call refused by a rule is refused by that rule, even when its quota
+// uses cannot be evaluated either (they are prepared before the rules are
+// judged); one the rules pass carries them.
+func TestRuleRefusalBeforeQuotaUses(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "m": map[string]any{"type": "integer"}}}
+	tool := &config.Tool{Description: "t", InputSchema: schema, Effect: types.EffectWrite,
+		Func:   func(ctx context.Context, args json.RawMessage) (any, error) { return nil, nil },
+		Rules:  []config.Rule{{Deny: "!has(args.m)", Code: "needs_m", Message: "Give m."}},
+		Quotas: []config.Quota{{Name: "q", Key: "{principal.id}", Amount: "args.n", Limit: 10, Window: config.Duration(3600e9)}}}
+	cfg := &config.Config{Tools: map[string]*config.Tool{"t": tool}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Compile(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &types.Principal{ID: "cust_42"}
+	for _, tt := range []struct {
+		args   string
+		code   types.Code
+		quotas int
+	}{
+		{`{}`, "needs_m", 0},           // the rule refuses; the amount cannot be evaluated either
+		{`{"n": 2}`, "needs_m", 1},     // the rule refuses; the uses are prepared all the same
+		{`{"m": 1}`, CodeRuleError, 0}, // the rule passes; the amount cannot be evaluated
+		{`{"n": 2, "m": 1}`, "", 1},    // both pass
+	} {
+		c, r := v.Check(&Input{Tool: "t", Args: json.RawMessage(tt.args), Principal: p, RunID: "r1", CallID: "c1"})
+		var code types.Code
+		if r != nil {
+			code = r.Code
+		}
+		if code != tt.code || c == nil || len(c.Quotas) != tt.quotas {
+			t.Errorf("%s: refusal %+v, checked %v; want %q with %d quota uses", tt.args, r, c, tt.code, tt.quotas)
+		}
+	}
+}
