@@ -194,24 +194,23 @@ func (v *Validator) unknownTool(name string, cat *config.Catalogue) *Refusal {
 	if cat != nil {
 		names = cat.Callable
 	}
-	var b strings.Builder
-	if name == "" {
-		b.WriteString("No tool name was given.")
-	} else {
-		fmt.Fprintf(&b, "There is no tool named %q.", shortName(name))
-		if s := expr.Suggest(name, names); s != "" {
-			fmt.Fprintf(&b, " Did you mean %s?", s)
-		}
-	}
+	var next string
 	switch {
 	case len(names) > 0:
-		fmt.Fprintf(&b, " Available tools: %s. Call one of these by its exact name.", nameList(names))
+		next = fmt.Sprintf(" Available tools: %s. Call one of these by its exact name.", nameList(names))
 	case len(v.names) > 0:
-		b.WriteString(" No tools are available to this run's API key. Do not retry; escalate to a person.")
+		next = " No tools are available to this run's API key. Do not retry; escalate to a person."
 	default:
-		b.WriteString(" No tools are configured. Do not retry; escalate to a person.")
+		next = " No tools are configured. Do not retry; escalate to a person."
 	}
-	return &Refusal{Code: types.CodeUnknownTool, Message: b.String(), Rule: -1}
+	msg := "No tool name was given."
+	if name != "" {
+		msg = fmt.Sprintf("There is no tool named %q.", shortName(name))
+		if s := expr.Suggest(name, names); s != "" {
+			msg += fmt.Sprintf(" Did you mean %s?", s)
+		}
+	}
+	return &Refusal{Code: types.CodeUnknownTool, Message: msg + next, Rule: -1}
 }
 
 // decodeState decodes the run's state for a tool whose expressions (rules,
