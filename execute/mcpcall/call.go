@@ -146,7 +146,7 @@ func (s *server) callSession(ctx context.Context, timeout time.Duration) (cs *mc
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if c := callerOf(ctx); c.private() {
-		rl = newRelay(c)
+		rl = newRelay(ctx, c)
 		cs, conn, err = s.privateSession(cctx, rl)
 		return cs, conn, rl, err
 	}

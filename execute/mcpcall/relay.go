@@ -63,6 +63,12 @@ func (c *Caller) private() bool {
 // relay is one call's link to its caller, on the call's own session.
 type relay struct {
 	caller *Caller
+	// call is the call's context, which carries the caller's request: a
+	// notification sent with it goes on that request's own stream, ahead
+	// of the call's answer (sent with the upstream's context, it would go
+	// on the session's other stream, where a host may read it after the
+	// answer, and then drop it).
+	call context.Context
 
 	mu      sync.Mutex
 	seen    int // progress and logging notifications read off the wire
@@ -71,7 +77,9 @@ type relay struct {
 	asked   []string // "elicitation: accept", "sampling", "roots"
 }
 
-func newRelay(c *Caller) *relay { return &relay{caller: c, changed: make(chan struct{}, 1)} }
+func newRelay(ctx context.Context, c *Caller) *relay {
+	return &relay{caller: c, call: ctx, changed: make(chan struct{}, 1)}
+}
 
 // noteSeen counts a progress or logging notification read from the wire,
 // before the SDK handles it.
@@ -141,17 +149,17 @@ func (r *relay) clientOptions(s *server) *mcp.ClientOptions {
 	opts := &mcp.ClientOptions{
 		Capabilities:           caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			defer r.noteHandled()
 			p := *req.Params
 			p.ProgressToken = r.caller.ProgressToken
 			if p.ProgressToken != nil {
-				_ = r.caller.Session.NotifyProgress(ctx, &p)
+				_ = r.caller.Session.NotifyProgress(r.call, &p)
 			}
 		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			defer r.noteHandled()
-			_ = r.caller.Session.Log(ctx, req.Params)
+			_ = r.caller.Session.Log(r.call, req.Params)
 		},
 	}
 	if sampling {
