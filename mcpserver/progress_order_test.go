@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/mcpserver"
 )
 
@@ -44,15 +41,7 @@ func countingUpstream(t *testing.T) string {
 // conformance suite's tools-call-with-progress then failed, now and then,
 // through toolgate).
 func TestProgressAheadOfTheAnswer(t *testing.T) {
-	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  up:\n    mcp: {url: "+strconv.Quote(countingUpstream(t))+"}\n    import: {tools: [count]}\n"), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
+	gw := gateway(t, "store: memory\ndependencies:\n  up:\n    mcp: {url: "+strconv.Quote(countingUpstream(t))+"}\n    import: {tools: [count]}\n")
 	_, url := httpEndpoint(t, gw, mcpserver.Options{})
 
 	session, _ := rpc(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)

@@ -5,7 +5,6 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolgate/toolgate"
-	"github.com/toolgate/toolgate/config"
 	"github.com/toolgate/toolgate/mcpserver"
 )
 
@@ -118,15 +115,7 @@ func connectHost(t *testing.T, url, name string, capable bool) (*mcp.ClientSessi
 // person was asked and the action. A host without the capabilities gets
 // none of it relayed, and the upstream gets an error.
 func TestRelayToCaller(t *testing.T) {
-	cfg, err := config.Parse([]byte("store: memory\ndependencies:\n  up:\n    mcp: {url: "+strconv.Quote(askingUpstream(t))+"}\n    import: {tools: [ask]}\n"), "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := toolgate.Open(context.Background(), toolgate.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
+	gw := gateway(t, "store: memory\ndependencies:\n  up:\n    mcp: {url: "+strconv.Quote(askingUpstream(t))+"}\n    import: {tools: [ask]}\n")
 	_, url := httpEndpoint(t, gw, mcpserver.Options{})
 
 	type outcome struct {

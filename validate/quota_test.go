@@ -9,6 +9,20 @@ import (
 	"github.com/toolgate/toolgate/types"
 )
 
+// compileOne compiles a config of the one tool, named t.
+func compileOne(tb testing.TB, tool *config.Tool) *Validator {
+	tb.Helper()
+	cfg := &config.Config{Tools: map[string]*config.Tool{"t": tool}}
+	if err := cfg.Normalize(); err != nil {
+		tb.Fatal(err)
+	}
+	v, err := Compile(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
 // A write's quota uses are computed by Check, with whether each key names
 // the run (scoped to the run's owner by the pipeline); a quota whose amount
 // cannot be evaluated refuses the call, with the checked call.
@@ -21,14 +35,7 @@ func TestCheckQuotaUses(t *testing.T) {
 		{Name: "per_run", Key: "{run_id}", Limit: 3, Window: week},
 		{Name: "per_call", Key: "{call_id}:{principal.id}", Limit: 3, Window: week},
 	}}
-	cfg := &config.Config{Tools: map[string]*config.Tool{"t": tool}}
-	if err := cfg.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	v, err := Compile(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := compileOne(t, tool)
 	p := &types.Principal{ID: "cust_42"}
 	c, r := v.Check(&Input{Tool: "t", Args: json.RawMessage(`{"n": 4}`), Principal: p, RunID: "r1", CallID: "c1"})
 	if r != nil {
@@ -63,14 +70,7 @@ func TestRuleRefusalBeforeQuotaUses(t *testing.T) {
 		Func:   func(ctx context.Context, args json.RawMessage) (any, error) { return nil, nil },
 		Rules:  []config.Rule{{Deny: "!has(args.m)", Code: "needs_m", Message: "Give m."}},
 		Quotas: []config.Quota{{Name: "q", Key: "{principal.id}", Amount: "args.n", Limit: 10, Window: config.Duration(3600e9)}}}
-	cfg := &config.Config{Tools: map[string]*config.Tool{"t": tool}}
-	if err := cfg.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	v, err := Compile(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := compileOne(t, tool)
 	p := &types.Principal{ID: "cust_42"}
 	for _, tt := range []struct {
 		args   string
