@@ -6,10 +6,12 @@
 //	                                 flight (flight.go), then run (1-3) and
 //	                                 finish (4-7)
 //	1  validate        validate.go   judge: shape, types, constraints,
-//	                                 permission, rules (package validate);
-//	                                 approve: a rule that asks for a person;
-//	                                 checkOwner: ownership last, bounded by
-//	                                 the call's total timeout
+//	                                 permission, rules (package validate),
+//	                                 then the step budget; approve: a rule
+//	                                 that asks for a person; checkOwner:
+//	                                 ownership last (validate.CheckOwner,
+//	                                 read by reader), bounded by the call's
+//	                                 total timeout
 //	   admission       admission.go  admit: admissionFor decides, once, how
 //	                                 the call takes its step; takeStepFirst
 //	                                 takes it on its own; refused answers a
@@ -24,8 +26,8 @@
 //	                                 waits or verifies
 //	                   attempt.go    execute, attempts: the breaker, then
 //	                                 send, per attempt, under its span
-//	                                 (lookup: the same for the pipeline's
-//	                                 own reads)
+//	                                 (lookup, reader: the same for the
+//	                                 reads that validate judges)
 //	3  retry           attempt.go    again: only when the failure is transient
 //	                                 AND repeating is safe (retry.Decide), within
 //	                                 the retry budget; failed: the last
