@@ -43,8 +43,12 @@ type ReadError struct {
 // Nothing is done in any case, and a refused call may be repeated.
 func (v *Validator) CheckOwner(ctx context.Context, c *Checked, r Reader) *Refusal {
 	owner := c.Tool.Spec.Owner
-	if owner == nil || c.Owner == nil {
+	switch {
+	case owner == nil:
 		return nil
+	case c.Owner == nil:
+		// Its preparation failed, and refused the call: fail closed.
+		return &Refusal{Code: types.CodeInternalError, Rule: -1, Message: "the ownership check could not be prepared; escalate."}
 	}
 	data, err := r.Read(ctx, c.Owner)
 	switch {

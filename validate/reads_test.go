@@ -60,6 +60,13 @@ func TestCheckOwner(t *testing.T) {
 	if r := v.CheckOwner(context.Background(), g, &none); r != nil || none.got != nil {
 		t.Errorf("a tool without owner: refusal %+v, read %+v", r, none.got)
 	}
+	// A call whose lookup was not prepared (Check refused it) is never
+	// taken to be the principal's.
+	unprepared := *c
+	unprepared.Owner = nil
+	if r := v.CheckOwner(context.Background(), &unprepared, &answer{data: json.RawMessage(`{"customer_id":"cust_42"}`)}); r == nil || r.Code != types.CodeInternalError {
+		t.Errorf("an unprepared ownership check: refusal %+v, want internal_error", r)
+	}
 }
 
 func TestVerify(t *testing.T) {
