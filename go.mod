@@ -29,6 +29,7 @@ require (
 	golang.org/x/text v0.42.0
 	k8s.io/api v0.37.2
 	modernc.org/sqlite v1.62.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

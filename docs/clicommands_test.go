@@ -96,7 +96,7 @@ func TestCLICommandsRunAsPrinted(t *testing.T) {
 	ran := 0
 	for _, page := range commandPages(t) {
 		var w *workdir
-		for _, cmd := range documentedCommands(page, read(t, page)) {
+		for _, cmd := range documentedCommands(t, page, read(t, page)) {
 			words, _, err := unwrap("..", cmd.Words)
 			if err != nil {
 				continue // TestEveryDocumentedCommandRunsAsPrinted reports it

@@ -68,11 +68,11 @@ var promptLangs = map[string]bool{"console": true, "": true}
 // a language, the indented lines that start with "toolgate " (as
 // docs/cli.md shows them), and the go, make and script commands of its
 // code spans.
-func documentedCommands(page, text string) []documentedCommand {
+func documentedCommands(t testing.TB, page, text string) []documentedCommand {
 	name := pageName(page)
 	var out []documentedCommand
 	add := func(block, firstLine int, tour bool, text string) {
-		for _, c := range shellCommands(text) {
+		for _, c := range shellCommands(t, text) {
 			out = append(out, documentedCommand{
 				Where: fmt.Sprintf("%s:%d", name, firstLine+c.Line-1),
 				Block: block, Tour: tour, Words: c.Words,
@@ -160,8 +160,8 @@ func indentedCommands(text string) []string {
 // externalPrograms are the programs the documentation runs that are not
 // toolgate's, with why this test does not check them further.
 var externalPrograms = map[string]string{
-	"cat": "shell", "cd": "shell", "export": "shell", "kill": "shell", "sleep": "shell",
-	"tail": "shell", "wait": "shell", "for": "shell", "done": "shell", "jq": "filters an output",
+	"cat": "shell", "cd": "shell", "kill": "shell", "sleep": "shell",
+	"tail": "shell", "wait": "shell", "jq": "filters an output",
 	"podman":     "container runtime (packaging/image_test.go runs the image the same way)",
 	"systemctl":  "the host's service manager (packaging/deb_test.go checks the unit)",
 	"pg_dump":    "PostgreSQL's own tool",
@@ -169,19 +169,14 @@ var externalPrograms = map[string]string{
 	"kubectl":    "the cluster's client (packaging/kube_test.go reads the manifests)",
 }
 
-// assignment is a VAR=value word.
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// unwrap drops the words before the command they run: VAR=value, sudo,
-// time (with its options), a loop's do, and a script of scripts/ (which
+// unwrap drops the words before the command they run: sudo, time (with
+// its options), and a script of scripts/ (which
 // must exist, and be executable when run without bash), noting what it
 // checked.
 func unwrap(root string, words []string) (rest []string, notes []string, err error) {
 	for len(words) > 0 {
 		switch w := words[0]; {
-		case assignment.MatchString(w):
-			words = words[1:] // VAR=value before a command
-		case w == "sudo" || w == "do":
+		case w == "sudo":
 			words = words[1:]
 		case w == "/usr/bin/time" || w == "time":
 			words = words[1:]
@@ -422,7 +417,7 @@ func TestEveryDocumentedCommandRunsAsPrinted(t *testing.T) {
 	mux, bench := routes(t), benchBuilder(t.TempDir())
 	total := 0
 	for _, page := range commandPages(t) {
-		cmds := documentedCommands(page, read(t, page))
+		cmds := documentedCommands(t, page, read(t, page))
 		c := &commandChecker{root: "..", built: map[string]string{}, mux: mux, bench: bench}
 		block := -1
 		for _, cmd := range cmds {
@@ -483,7 +478,7 @@ func TestCheckCurlFindsTheRoute(t *testing.T) {
 		{"curl -s http://127.0.0.1:9001/orders/ORD-4471/refunds", false},
 	}
 	for _, c := range cases {
-		how, err := checkCurl(mux, shellCommands(c.command)[0].Words[1:])
+		how, err := checkCurl(mux, shellCommands(t, c.command)[0].Words[1:])
 		if (err == nil) != c.ok {
 			t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)
 		}

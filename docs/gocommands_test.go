@@ -279,7 +279,7 @@ func TestCheckGoTestReadsThePackage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			checker := &commandChecker{root: "testdata", built: map[string]string{}}
-			words := shellCommands(c.command)[0].Words
+			words := shellCommands(t, c.command)[0].Words
 			how, err := checker.checkGo(words[1:])
 			if (err == nil) != c.ok {
 				t.Errorf("%s: ok %v (%s; %v), want %v", c.command, err == nil, how, err, c.ok)

@@ -50,7 +50,7 @@ func TestOpenAPIExampleRunsAsPrinted(t *testing.T) {
 		t.Fatalf("docs/openapi.md:%d: %d commands in the console block, want its check and tools", console.Line, len(steps))
 	}
 	for _, s := range steps {
-		cmds := shellCommands(s.command)
+		cmds := shellCommands(t, s.command)
 		words, _, err := unwrap("..", cmds[0].Words)
 		if err != nil || len(words) == 0 || words[0] != "toolgate" {
 			t.Fatalf("docs/openapi.md: %q is not a toolgate command", s.command)

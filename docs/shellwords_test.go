@@ -1,9 +1,13 @@
 package docs
 
 import (
+	"io"
 	"reflect"
 	"strings"
 	"testing"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // simpleCommand is one command of a shell text, as the shell would split
@@ -16,143 +20,40 @@ type simpleCommand struct {
 	Words []string
 }
 
-// shellCommands splits a shell text into its simple commands, enough for
-// the commands the documentation prints: a backslash at the end of a line
-// continues it; '#' at the start of a word begins a comment; &&, ||, |, ;
-// and & end a command; redirections (> file, 2>&1, <<END and the here
-// document's body) are dropped; single and double quotes group a word.
-func shellCommands(text string) []simpleCommand {
-	lines := strings.Split(text, "\n")
+// shellCommands splits a shell text into its simple commands, as the shell
+// parses it (mvdan.cc/sh): continuation lines, comments, &&, ||, |, ; and &,
+// redirections and here documents (dropped), quotes (removed). A $VAR or a
+// $(command) is left as written. A text the shell cannot parse fails t.
+func shellCommands(t testing.TB, text string) []simpleCommand {
+	t.Helper()
+	f, err := syntax.NewParser().Parse(strings.NewReader(text), "")
+	if err != nil {
+		t.Fatalf("not a shell text: %v\n%s", err, text)
+	}
+	asWritten := &expand.Config{
+		Env: expand.FuncEnviron(func(name string) string { return "$" + name }),
+		CmdSubst: func(w io.Writer, cs *syntax.CmdSubst) error {
+			return syntax.NewPrinter().Print(w, cs)
+		},
+	}
 	var out []simpleCommand
-	for i := 0; i < len(lines); i++ {
-		start := i
-		line := lines[i]
-		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
-			i++
-			line = strings.TrimSuffix(line, `\`) + " " + lines[i]
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
 		}
-		cmds, heredoc := splitLine(line)
-		for _, words := range cmds {
-			if len(words) > 0 {
-				out = append(out, simpleCommand{Line: start + 1, Words: words})
+		c := simpleCommand{Line: int(call.Pos().Line())}
+		for _, w := range call.Args {
+			lit, err := expand.Literal(asWritten, w)
+			if err != nil {
+				t.Fatalf("line %d: %v", c.Line, err)
 			}
+			c.Words = append(c.Words, lit)
 		}
-		if heredoc != "" {
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != heredoc {
-				i++
-			}
-			i++ // the terminator
-		}
-	}
+		out = append(out, c)
+		return true
+	})
 	return out
-}
-
-// splitLine splits one logical line into the words of its commands, and
-// returns the terminator of a here document it starts, if any.
-func splitLine(line string) (cmds [][]string, heredoc string) {
-	var (
-		words   []string
-		word    strings.Builder
-		inWord  bool
-		skipOne bool // the next word is a redirection's target
-	)
-	endWord := func() {
-		if !inWord {
-			return
-		}
-		w := word.String()
-		word.Reset()
-		inWord = false
-		if skipOne {
-			skipOne = false
-			if heredoc == "<<" {
-				heredoc = strings.Trim(w, `'"`)
-			}
-			return
-		}
-		words = append(words, w)
-	}
-	endCommand := func() {
-		endWord()
-		cmds = append(cmds, words)
-		words = nil
-	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == '\'':
-			end := strings.IndexByte(line[i+1:], '\'')
-			if end < 0 {
-				end = len(line) - i - 1
-			}
-			word.WriteString(line[i+1 : i+1+end])
-			inWord = true
-			i += end + 1
-		case c == '"':
-			j := i + 1
-			for ; j < len(line) && line[j] != '"'; j++ {
-				if line[j] == '\\' && j+1 < len(line) {
-					j++
-				}
-				word.WriteByte(line[j])
-			}
-			inWord = true
-			i = j
-		case c == '\\' && i+1 < len(line):
-			word.WriteByte(line[i+1])
-			inWord = true
-			i++
-		case c == '#' && !inWord:
-			endCommand()
-			return cmds, heredoc
-		case c == ' ' || c == '\t':
-			endWord()
-		case c == ';' || c == '|' || c == '&':
-			endCommand()
-			if i+1 < len(line) && (line[i+1] == c) {
-				i++ // && or ||
-			}
-		case c == '>' || c == '<':
-			if isDigits(word.String()) {
-				word.Reset() // 2> file: the 2 is the redirection's
-				inWord = false
-			}
-			endWord()
-			op := string(c)
-			for i+1 < len(line) && (line[i+1] == '>' || line[i+1] == '<' || line[i+1] == '-') {
-				i++
-				op += string(line[i])
-			}
-			if i+1 < len(line) && line[i+1] == '&' {
-				i++ // >&2, 2>&1: no word to skip
-				for i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9' {
-					i++
-				}
-				continue
-			}
-			if strings.HasPrefix(op, "<<") {
-				heredoc = "<<"
-			}
-			skipOne = true
-		default:
-			word.WriteByte(c)
-			inWord = true
-		}
-	}
-	endCommand()
-	return cmds, heredoc
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // shellCommands splits the shapes of command the documentation prints.
@@ -172,12 +73,14 @@ func TestShellCommandsSplitsDocumentedShapes(t *testing.T) {
 			[]simpleCommand{{1, []string{"cd", "bench"}}, {1, []string{"go", "build", "-o", "/tmp/x", "."}}, {1, []string{"jq", ".a"}}, {1, []string{"wait"}}}},
 		{"here document", "cat > /tmp/gh.yaml <<END\nstore: memory\nEND\n/tmp/tg check --config /tmp/gh.yaml\n",
 			[]simpleCommand{{1, []string{"cat"}}, {4, []string{"/tmp/tg", "check", "--config", "/tmp/gh.yaml"}}}},
+		{"assignments and a loop", "export K=v\nANTHROPIC_API_KEY=... go run ./examples/agent\nfor i in 1 2; do curl -s http://x/$i; done\n",
+			[]simpleCommand{{2, []string{"go", "run", "./examples/agent"}}, {3, []string{"curl", "-s", "http://x/$i"}}}},
 		{"glued quotes", `curl --json '{"id": "ORD-'$i'"}' "a b"c` + "\n",
 			[]simpleCommand{{1, []string{"curl", "--json", `{"id": "ORD-$i"}`, "a bc"}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := shellCommands(c.text); !reflect.DeepEqual(got, c.want) {
+			if got := shellCommands(t, c.text); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("shellCommands(%q)\n got %v\nwant %v", c.text, got, c.want)
 			}
 		})
