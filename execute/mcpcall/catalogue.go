@@ -81,11 +81,10 @@ func (p *Pool) Catalogue(ctx context.Context, dep string) (*Catalogue, error) {
 }
 
 // listResources lists the session's resources and resource templates into
-// c, noting in c.Truncated each list listAll cut.
+// c.
 func (c *Catalogue) listResources(ctx context.Context, cs *mcp.ClientSession) error {
-	var cut bool
 	var err error
-	c.Resources, cut, err = listAll(func(cursor string) ([]*mcp.Resource, string, error) {
+	c.Resources, err = listInto(c, "resources", "resources/list", func(cursor string) ([]*mcp.Resource, string, error) {
 		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
@@ -93,46 +92,42 @@ func (c *Catalogue) listResources(ctx context.Context, cs *mcp.ClientSession) er
 		return r.Resources, r.NextCursor, nil
 	})
 	if err != nil {
-		return fmt.Errorf("resources/list: %w", err)
+		return err
 	}
-	if cut {
-		c.Truncated = append(c.Truncated, "resources")
-	}
-	c.Templates, cut, err = listAll(func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
+	c.Templates, err = listInto(c, "resource templates", "resources/templates/list", func(cursor string) ([]*mcp.ResourceTemplate, string, error) {
 		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
 		return r.ResourceTemplates, r.NextCursor, nil
 	})
-	if err != nil {
-		return fmt.Errorf("resources/templates/list: %w", err)
-	}
-	if cut {
-		c.Truncated = append(c.Truncated, "resource templates")
-	}
-	return nil
+	return err
 }
 
-// listPrompts lists the session's prompts into c, noting in c.Truncated
-// when listAll cut the list.
+// listPrompts lists the session's prompts into c.
 func (c *Catalogue) listPrompts(ctx context.Context, cs *mcp.ClientSession) error {
-	var cut bool
 	var err error
-	c.Prompts, cut, err = listAll(func(cursor string) ([]*mcp.Prompt, string, error) {
+	c.Prompts, err = listInto(c, "prompts", "prompts/list", func(cursor string) ([]*mcp.Prompt, string, error) {
 		r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
 		return r.Prompts, r.NextCursor, nil
 	})
+	return err
+}
+
+// listInto is listAll for one list of c, what, read with method: a list
+// a bound cut is named in c.Truncated, and an error names the method.
+func listInto[T any](c *Catalogue, what, method string, page func(cursor string) ([]T, string, error)) ([]T, error) {
+	all, cut, err := listAll(page)
 	if err != nil {
-		return fmt.Errorf("prompts/list: %w", err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	if cut {
-		c.Truncated = append(c.Truncated, "prompts")
+		c.Truncated = append(c.Truncated, what)
 	}
-	return nil
+	return all, nil
 }
 
 // listAll follows a list's cursors, at most MaxListPages pages and
