@@ -1,6 +1,7 @@
 package mcpcall
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 )
@@ -44,5 +45,22 @@ func TestListAllBounds(t *testing.T) {
 				t.Errorf("%d pages read, more than %d", calls, MaxListPages)
 			}
 		})
+	}
+}
+
+// listInto names a list a bound cut in the catalogue's Truncated, and a
+// failed list by its method.
+func TestListInto(t *testing.T) {
+	c := &Catalogue{}
+	forever := func(cursor string) ([]int, string, error) { return []int{1}, cursor + "x", nil }
+	if _, err := listInto(c, "prompts", "prompts/list", forever); err != nil || len(c.Truncated) != 1 || c.Truncated[0] != "prompts" {
+		t.Fatalf("a list cut at the bound: err %v, Truncated %q", err, c.Truncated)
+	}
+	failing := func(string) ([]int, string, error) { return nil, "", errors.New("boom") }
+	if _, err := listInto(c, "resources", "resources/list", failing); err == nil || err.Error() != "resources/list: boom" {
+		t.Fatalf("a failed list: %v", err)
+	}
+	if len(c.Truncated) != 1 {
+		t.Errorf("a failed list was noted as cut: %q", c.Truncated)
 	}
 }
