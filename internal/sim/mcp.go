@@ -36,10 +36,7 @@ func (p *Payments) mcpGetOrder(_ context.Context, req *mcp.CallToolRequest) (*mc
 		OrderID string `json:"order_id"`
 	}
 	_ = json.Unmarshal(req.Params.Arguments, &in)
-	p.mu.Lock()
-	p.reads++
-	o, ok := p.orders[in.OrderID]
-	p.mu.Unlock()
+	o, ok := p.order(in.OrderID)
 	if !ok {
 		return toolError("order " + in.OrderID + " not found"), nil
 	}
@@ -53,16 +50,7 @@ func (p *Payments) mcpListRefunds(_ context.Context, req *mcp.CallToolRequest) (
 		OrderID string `json:"order_id"`
 	}
 	_ = json.Unmarshal(req.Params.Arguments, &in)
-	p.mu.Lock()
-	p.reads++
-	list := []Refund{}
-	for _, r := range p.refunds {
-		if r.OrderID == in.OrderID {
-			list = append(list, r)
-		}
-	}
-	p.mu.Unlock()
-	return structured(map[string]any{"order_id": in.OrderID, "refunds": list}), nil
+	return structured(p.refundsOf(in.OrderID)), nil
 }
 
 // mcpCreateRefund is the tool create_refund: a refund as POST /refunds

@@ -117,10 +117,7 @@ func (p *Payments) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Payments) getOrder(w http.ResponseWriter, id string) {
-	p.mu.Lock()
-	p.reads++
-	o, ok := p.orders[id]
-	p.mu.Unlock()
+	o, ok := p.order(id)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "order " + id + " not found"})
 		return
@@ -129,7 +126,23 @@ func (p *Payments) getOrder(w http.ResponseWriter, id string) {
 }
 
 func (p *Payments) listRefunds(w http.ResponseWriter, id string) {
+	writeJSON(w, http.StatusOK, p.refundsOf(id))
+}
+
+// order is the order id, if there is one; a read, counted (both faces).
+func (p *Payments) order(id string) (Order, bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reads++
+	o, ok := p.orders[id]
+	return o, ok
+}
+
+// refundsOf is the answer of list_refunds for the order id: its refunds;
+// a read, counted (both faces).
+func (p *Payments) refundsOf(id string) map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.reads++
 	list := []Refund{}
 	for _, r := range p.refunds {
@@ -137,8 +150,7 @@ func (p *Payments) listRefunds(w http.ResponseWriter, id string) {
 			list = append(list, r)
 		}
 	}
-	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"order_id": id, "refunds": list})
+	return map[string]any{"order_id": id, "refunds": list}
 }
 
 func (p *Payments) createRefund(w http.ResponseWriter, r *http.Request) {
