@@ -53,7 +53,7 @@ func (p *Pipeline) Read(ctx context.Context, r *Read) (*types.Result, error) {
 	}
 	started := p.clock.Now()
 	ctx = context.WithoutCancel(ctx) // recorded even when the client goes
-	if run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+	if run.OutOfSteps() {
 		res := exhausted(run.MaxSteps)
 		return res, p.recordRead(ctx, r, call, res, started, false)
 	}

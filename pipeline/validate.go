@@ -27,7 +27,7 @@ func (p *Pipeline) judge(ctx context.Context, f *flight) (*validate.Refusal, *ty
 	}
 	for {
 		checked, refusal := f.cfg.validator.Check(in)
-		if f.admission == notAdmitted && f.run.MaxSteps > 0 && f.run.Step >= f.run.MaxSteps {
+		if f.admission == notAdmitted && f.run.OutOfSteps() {
 			// Checked once the call is judged pure, before any I/O: an
 			// exhausted run asks for no approval and makes no lookup.
 			return nil, types.Fail(types.CodeStepBudgetExhausted, fmt.Sprintf(exhaustedFormat, f.run.MaxSteps), types.Meta{})

@@ -44,13 +44,19 @@ type Run struct {
 	Step int64 `json:"step"`
 	// Version counts committed calls; it guards state updates (optimistic
 	// concurrency: a commit names the version it read).
-	Version  int64 `json:"version"`
+	Version int64 `json:"version"`
+	// MaxSteps bounds Step; 0 is no bound (see OutOfSteps).
 	MaxSteps int64 `json:"max_steps,omitempty"`
 	// Owner is the name of the API key that created the run ("" in dev mode).
 	Owner     string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// OutOfSteps reports whether the run has taken every step MaxSteps allows:
+// a call that has not taken its step yet is refused
+// (step_budget_exhausted).
+func (r *Run) OutOfSteps() bool { return r.MaxSteps > 0 && r.Step >= r.MaxSteps }
 
 // Clone returns a deep copy of p: its permissions, limits and, recursively,
 // the maps, slices and raw JSON inside its attributes share nothing with p.

@@ -89,7 +89,7 @@ func (s *Store) commitTargets(c *store.Commit) (*types.Run, *operation, error) {
 			return nil, nil, fmt.Errorf("memory: commit operation %q: %w", c.Operation.Key, store.ErrNotFound)
 		}
 	}
-	if c.TakeStep != nil && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+	if c.TakeStep != nil && run.OutOfSteps() {
 		return nil, nil, fmt.Errorf("memory: commit to run %q (max %d steps): %w", runID, run.MaxSteps, store.ErrStepBudget)
 	}
 	return run, op, nil

@@ -48,7 +48,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (*store.Admitted,
 	if needSlot && store.Conflicts(s.limits.slotHolders(a.RunID), a.Writer, a.Now) {
 		return nil, fmt.Errorf("memory: admit on run %q: %w", a.RunID, store.ErrWriterBusy)
 	}
-	if a.Step == 0 && run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+	if a.Step == 0 && run.OutOfSteps() {
 		return nil, fmt.Errorf("memory: admit on run %q (max %d): %w", a.RunID, run.MaxSteps, store.ErrStepBudget)
 	}
 	out := &store.Admitted{}

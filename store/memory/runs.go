@@ -60,7 +60,7 @@ func (s *Store) AdmitStep(ctx context.Context, runID string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("memory: admit step on run %q: %w", runID, store.ErrNotFound)
 	}
-	if run.MaxSteps > 0 && run.Step >= run.MaxSteps {
+	if run.OutOfSteps() {
 		return 0, fmt.Errorf("memory: admit step on run %q (max %d): %w", runID, run.MaxSteps, store.ErrStepBudget)
 	}
 	run.Step++
