@@ -96,7 +96,7 @@ func (s *server) runFor(ctx context.Context, ss *mcp.ServerSession, who caller, 
 		}
 	}
 	if errors.Is(err, toolgate.ErrUnknownRun) {
-		run, err = s.gw.StartRun(ctx, toolgate.RunOptions{ID: scoped, Principal: who.principal, Owner: who.key})
+		run, err = s.gw.StartRun(ctx, toolgate.RunOptions{ID: id, Principal: who.principal, Owner: who.key})
 		if errors.Is(err, store.ErrRunExists) { // a concurrent first call made it
 			run, err = s.gw.GetRun(ctx, scoped)
 		}

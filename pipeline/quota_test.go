@@ -145,7 +145,7 @@ func TestRunQuotaScopedToTheKey(t *testing.T) {
 			})
 			gw := openLimitGateway(t, cfg, open(t), clk)
 			for _, owner := range []string{"support-bot", "other-bot"} {
-				_, err := gw.StartRun(context.Background(), toolgate.RunOptions{ID: types.ScopedRunID(owner, "r1"), Owner: owner, Principal: toolgate.Principal{ID: "cust_42"}})
+				_, err := gw.StartRun(context.Background(), toolgate.RunOptions{ID: "r1", Owner: owner, Principal: toolgate.Principal{ID: "cust_42"}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -14,7 +14,8 @@ import (
 
 // RunOptions start a run.
 type RunOptions struct {
-	// ID of the run; a random one (NewRunID) when empty.
+	// ID of the run; a random one (NewRunID) when empty. With an Owner,
+	// the run is stored as that key's run ID (types.ScopedRunID).
 	ID string
 	// Principal the run acts for.
 	Principal types.Principal
@@ -26,12 +27,14 @@ type RunOptions struct {
 	Owner string
 }
 
-// StartRun creates a run, stamped with the pipeline's clock.
+// StartRun creates a run, stamped with the pipeline's clock, under the id
+// its owner's key sees it by (types.ScopedRunID).
 func (p *Pipeline) StartRun(ctx context.Context, o RunOptions) (*types.Run, error) {
 	id := o.ID
 	if id == "" {
 		id = NewRunID()
 	}
+	id = types.ScopedRunID(o.Owner, id)
 	st, err := state.Canonicalize(o.State)
 	if err != nil {
 		return nil, fmt.Errorf("toolgate: initial %w", err)

@@ -125,15 +125,14 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	// The run is stored under an id scoped to its key (types.ScopedRunID):
-	// another key's run of the same id is another run, and its existence
-	// is not revealed.
+	// StartRun stores the run under an id scoped to its key
+	// (types.ScopedRunID): another key's run of the same id is another
+	// run, and its existence is not revealed.
 	opts.Owner = KeyName(r.Context())
-	public := opts.ID
-	if public == "" {
-		public = toolgate.NewRunID()
+	if opts.ID == "" {
+		opts.ID = toolgate.NewRunID()
 	}
-	opts.ID = types.ScopedRunID(opts.Owner, public)
+	public := opts.ID
 	run, err := s.gw.StartRun(r.Context(), *opts)
 	if errors.Is(err, store.ErrRunExists) {
 		s.writeError(w, r, &apiError{status: http.StatusConflict, code: types.CodeRunExists, runID: public,

@@ -120,16 +120,10 @@ toolgate call --run run_8c1f --tool get_order --args '{"order_id":"ORD-4471"}'`)
 // startRun starts the new run the flags describe and returns its id,
 // warning on stderr when the store keeps nothing after the command.
 func (cf *callFlags) startRun(ctx context.Context, e *env, gw *toolgate.Gateway) (string, error) {
-	id := cf.newRunID
-	if cf.owner != "" {
-		// Stored under its key, as the server stores the runs a key
-		// starts: the key sees it (and runs show --key finds it) as id.
-		if id == "" {
-			id = toolgate.NewRunID()
-		}
-		id = types.ScopedRunID(cf.owner, id)
-	}
-	run, err := gw.StartRun(ctx, toolgate.RunOptions{ID: id, Principal: cf.principal, State: json.RawMessage(cf.initState),
+	// With --owner, stored under that key as the server stores the runs
+	// a key starts: the key sees it (and runs show --key finds it) as its
+	// id.
+	run, err := gw.StartRun(ctx, toolgate.RunOptions{ID: cf.newRunID, Principal: cf.principal, State: json.RawMessage(cf.initState),
 		MaxSteps: cf.maxSteps, Owner: cf.owner})
 	if err != nil {
 		return "", err
